@@ -1,0 +1,53 @@
+# Spillway: thin entry points. Logic lives in the playbooks' roles and the Python packages.
+CLUSTER   ?= local
+WORKLOADS ?=
+SCALE     ?= tiny
+REPEAT    ?= 1
+RUN       ?= latest
+
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
+# The cluster check runs with the system's python3 before anything is installed or touched.
+CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
+
+.DEFAULT_GOAL := help
+.PHONY: help setup bench report test teardown venv
+
+help: ## Show the targets and their variables
+	@echo "Spillway: what does the storage backend do to big-data workloads?"
+	@echo
+	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=$(REPEAT)]"
+	@echo "  make report   [RUN=<run-id>|latest]"
+	@echo "  make test     unit tests, then the tiny bench for real on the local default"
+	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
+	@echo "  make teardown [CLUSTER=$(CLUSTER)]  stop daemons, remove emulated disks, mounts and throttles"
+	@echo
+	@echo "Clusters: $$(ls inventories | grep -v '\.' | tr '\n' ' ')"
+
+$(VENV)/.installed: requirements.txt
+	@echo "== python venv: $(VENV) (pinned requirements.txt)"
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+venv: $(VENV)/.installed
+
+setup: venv
+	@$(CHECK)
+	@$(PLAY) playbooks/setup.yml
+
+bench: ## provision if needed, run the workloads, collect, report
+	@$(CHECK)
+	@$(MAKE) --no-print-directory setup
+	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT)
+
+report: venv
+	@$(PY) -m analysis report $(RUN)
+
+test: venv
+	@$(PY) -m pytest tests
+
+teardown: venv
+	@$(CHECK)
+	@$(PLAY) playbooks/teardown.yml
