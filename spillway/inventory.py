@@ -1,0 +1,174 @@
+"""Load a cluster inventory and validate it before any host is touched.
+
+Every problem names the file, the field and what is allowed, so that the user can fix the
+inventory without reading code.
+"""
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+from spillway import INVENTORIES
+
+ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
+SINGLE_HOST_GROUPS = ("namenode", "resourcemanager", "controller")
+
+
+class InventoryError(Exception):
+    """The inventory is wrong; the message lists every problem found."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("\n".join(f"  - {p}" for p in problems))
+
+
+@dataclass
+class Inventory:
+    name: str
+    path: Path
+    groups: dict            # group -> list of host names
+    host_vars: dict         # host -> vars given in hosts.yml
+    variables: dict         # group_vars/all.yml
+    digest: str             # sha256 over the inventory's files
+    files: list = field(default_factory=list)
+
+    @property
+    def hosts(self):
+        return sorted({h for members in self.groups.values() for h in members})
+
+    @property
+    def all_local(self):
+        """True when every host is this machine over a local connection."""
+        return all(self.host_vars.get(h, {}).get("ansible_connection",
+                   self.variables.get("ansible_connection")) == "local" for h in self.hosts)
+
+    @property
+    def backends(self):
+        return self.variables["spillway_backends"]
+
+    @property
+    def placement(self):
+        return self.variables["spillway_placement"]
+
+    def emulated_profiles(self):
+        return sorted({b["profile"] for b in self.backends.values() if b["kind"] == "emulated"})
+
+
+def storage_profiles():
+    return yaml.safe_load((INVENTORIES / "storage-profiles.yml").read_text())
+
+
+def available_clusters():
+    return sorted(p.name for p in INVENTORIES.iterdir() if (p / "hosts.yml").is_file())
+
+
+def _read_yaml(path, problems):
+    try:
+        return yaml.safe_load(path.read_text()) or {}
+    except FileNotFoundError:
+        problems.append(f"{path}: missing (an inventory needs hosts.yml and group_vars/all.yml)")
+    except yaml.YAMLError as err:
+        problems.append(f"{path}: not valid YAML: {err}")
+    return {}
+
+
+def _walk_groups(name, node, groups, host_vars, group_vars_stack):
+    """Flatten Ansible's YAML inventory tree into group -> hosts, keeping per-host vars."""
+    node = node or {}
+    inherited = {**group_vars_stack, **(node.get("vars") or {})}
+    members = groups.setdefault(name, [])
+    for host, hvars in (node.get("hosts") or {}).items():
+        members.append(host)
+        host_vars[host] = {**inherited, **host_vars.get(host, {}), **(hvars or {})}
+    for child, child_node in (node.get("children") or {}).items():
+        _walk_groups(child, child_node, groups, host_vars, inherited)
+        members.extend(groups[child])
+
+
+def _schema():
+    schema = yaml.safe_load((INVENTORIES / "schema.yml").read_text())
+    profile_names = sorted(storage_profiles()["profiles"])
+    backend = schema["properties"]["spillway_backends"]["additionalProperties"]
+    backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
+    return schema
+
+
+def _field(error):
+    return ".".join(str(p) for p in error.absolute_path) or "(top level)"
+
+
+def load(name):
+    """Load and validate inventories/<name>; raise InventoryError listing every problem."""
+    root = INVENTORIES / name
+    if not (root / "hosts.yml").is_file():
+        raise InventoryError([f"unknown cluster '{name}': no inventories/{name}/hosts.yml. "
+                              f"Clusters: {', '.join(available_clusters())}"])
+    problems = []
+    hosts_file = root / "hosts.yml"
+    vars_file = root / "group_vars" / "all.yml"
+    tree = _read_yaml(hosts_file, problems)
+    variables = _read_yaml(vars_file, problems)
+    if problems:
+        raise InventoryError(problems)
+
+    groups, host_vars = {}, {}
+    _walk_groups("all", tree.get("all"), groups, host_vars, {})
+    for group in ROLE_GROUPS:
+        if not groups.get(group):
+            problems.append(f"{hosts_file}: all.children.{group}: no host has the role '{group}'; "
+                            f"every cluster needs at least one host in each of {', '.join(ROLE_GROUPS)}")
+    for group in SINGLE_HOST_GROUPS:
+        if len(set(groups.get(group, []))) > 1:
+            problems.append(f"{hosts_file}: all.children.{group}: exactly one host allowed, got "
+                            f"{sorted(set(groups[group]))}")
+    for host in sorted(host_vars):
+        roles = [g for g in ROLE_GROUPS if host in groups.get(g, [])]
+        if not roles:
+            problems.append(f"{hosts_file}: host '{host}' has no role: put it under one of "
+                            f"{', '.join(ROLE_GROUPS)} (or remove it)")
+
+    validator = jsonschema.Draft202012Validator(_schema())
+    for error in sorted(validator.iter_errors(variables), key=lambda e: list(e.absolute_path)):
+        problems.append(f"{vars_file}: {_field(error)}: {error.message}")
+
+    if not problems:
+        problems += _cross_checks(name, vars_file, variables, host_vars, groups)
+    if problems:
+        raise InventoryError(problems)
+
+    files = sorted(p for p in root.rglob("*") if p.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return Inventory(name=name, path=root, groups={g: sorted(set(h)) for g, h in groups.items()},
+                     host_vars=host_vars, variables=variables, digest=digest.hexdigest(),
+                     files=[str(p.relative_to(INVENTORIES.parent)) for p in files])
+
+
+def _cross_checks(name, vars_file, variables, host_vars, groups):
+    problems = []
+    if variables["spillway_cluster"] != name:
+        problems.append(f"{vars_file}: spillway_cluster: is '{variables['spillway_cluster']}' but the "
+                        f"inventory folder is '{name}'; they must match (state lives in /var/lib/spillway/<name>)")
+    backends = variables["spillway_backends"]
+    for purpose, backend in variables["spillway_placement"].items():
+        if backend not in backends:
+            problems.append(f"{vars_file}: spillway_placement.{purpose}: '{backend}' is not a backend; "
+                            f"defined backends: {', '.join(sorted(backends))}")
+    local_only = all(host_vars.get(h, {}).get("ansible_connection") == "local"
+                     for h in groups.get("workers", []))
+    for bname, backend in sorted(backends.items()):
+        if backend["kind"] != "mount" or not local_only:
+            continue  # remote mount points are checked on the hosts by the storage role
+        path = backend["path"]
+        if not os.path.isdir(path):
+            problems.append(f"{vars_file}: spillway_backends.{bname}.path: '{path}' does not exist on this "
+                            "host; create and mount it, or fix the path")
+        elif not os.path.ismount(path) and not backend.get("destructive_ok"):
+            problems.append(f"{vars_file}: spillway_backends.{bname}.path: '{path}' is not a mount point, so "
+                            "data would land on whatever disk holds it; mount the backend there, or set "
+                            "destructive_ok: true to use a plain directory")
+    return problems
