@@ -38,7 +38,7 @@ setup: venv
 	@$(PLAY) playbooks/setup.yml
 
 bench: ## provision if needed, run the workloads, collect, report
-	@$(CHECK)
+	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE)
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT)
 

@@ -12,6 +12,7 @@ import jsonschema
 import yaml
 
 from spillway import INVENTORIES
+from spillway.preflight import available_clusters
 
 ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
 SINGLE_HOST_GROUPS = ("namenode", "resourcemanager", "controller")
@@ -59,10 +60,6 @@ class Inventory:
 
 def storage_profiles():
     return yaml.safe_load((INVENTORIES / "storage-profiles.yml").read_text())
-
-
-def available_clusters():
-    return sorted(p.name for p in INVENTORIES.iterdir() if (p / "hosts.yml").is_file())
 
 
 def _read_yaml(path, problems):

@@ -8,15 +8,28 @@ import argparse
 import os
 import sys
 
-from spillway import INVENTORIES
+from spillway import INVENTORIES, WORKLOADS
+
+SCALES = ("tiny", "small", "large", "huge")
 
 
 def available_clusters():
     return sorted(p.name for p in INVENTORIES.iterdir() if (p / "hosts.yml").is_file())
 
 
-def check(cluster):
+def check(cluster, workloads="", scale=None):
     """Return a list of problems, each naming the fix."""
+    problems = []
+    known = sorted(p.parent.name for p in WORKLOADS.glob("*/workload.yml"))
+    for name in filter(None, (w.strip() for w in workloads.split(","))):
+        if name not in known:
+            problems.append(f"unknown workload '{name}'. Workloads: {', '.join(known)} (WORKLOADS=a,b)")
+    if scale is not None and scale not in SCALES:
+        problems.append(f"unknown scale '{scale}'. Scales: {', '.join(SCALES)} (SCALE=tiny)")
+    return problems + check_cluster(cluster)
+
+
+def check_cluster(cluster):
     clusters = available_clusters()
     if cluster not in clusters:
         return [f"unknown cluster '{cluster}': there is no inventories/{cluster}/hosts.yml. "
@@ -33,8 +46,10 @@ def check(cluster):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="spillway.preflight")
     parser.add_argument("--cluster", required=True)
+    parser.add_argument("--workloads", default="")
+    parser.add_argument("--scale")
     args = parser.parse_args(argv)
-    problems = check(args.cluster)
+    problems = check(args.cluster, args.workloads, args.scale)
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     return 2 if problems else 0

@@ -1,0 +1,69 @@
+"""Run one of the project's playbooks against a cluster inventory and summarise the outcome."""
+import json
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spillway import PLAYBOOKS, REPO
+
+RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+"
+                   r"unreachable=(?P<unreachable>\d+)\s+failed=(?P<failed>\d+)")
+FAILURE_START = re.compile(r"^(fatal|failed): \[(?P<host>[^\]]+)\]")
+
+
+@dataclass
+class PlaybookResult:
+    returncode: int
+    log_path: Path
+    changed: int = 0
+    failures: list = field(default_factory=list)   # one readable excerpt per failed task
+
+    @property
+    def ok(self):
+        return self.returncode == 0
+
+
+def _failures(lines):
+    """Excerpts of the failed tasks: the TASK line, the fatal line and the indented details below."""
+    excerpts, task = [], ""
+    for i, line in enumerate(lines):
+        if line.startswith("TASK ["):
+            task = line.strip(" *")
+        if FAILURE_START.match(line) and "...ignoring" not in "".join(lines[i + 1:i + 30]):
+            block = [task, line.rstrip()]
+            for follow in lines[i + 1:i + 40]:
+                if follow and not follow.startswith(" "):
+                    break
+                block.append(follow.rstrip())
+            excerpts.append("\n".join(block))
+    return excerpts
+
+
+def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
+    """ansible-playbook -i inventories/<inventory> playbooks/<playbook> with extra vars; output to log_path."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    vars_file = log_path.with_suffix(".vars.json")
+    vars_file.write_text(json.dumps(extra_vars, indent=2, default=str))
+    command = [str(Path(sys.executable).parent / "ansible-playbook"),
+               "-i", str(REPO / "inventories" / inventory),
+               str(PLAYBOOKS / playbook), "-e", f"@{vars_file}"]
+    if check:
+        command.append("--check")
+    env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
+           "ANSIBLE_FORCE_COLOR": "0"}
+    with open(log_path, "a") as log:
+        log.write(f"$ {' '.join(command)}\n")
+        log.flush()
+        proc = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                              stdin=subprocess.DEVNULL)
+    lines = log_path.read_text(errors="replace").splitlines()
+    result = PlaybookResult(returncode=proc.returncode, log_path=log_path, failures=_failures(lines))
+    for line in lines:
+        match = RECAP.match(line)
+        if match:
+            result.changed += int(match["changed"])
+    return result
