@@ -1,0 +1,108 @@
+"""Inventory validation: every shipped inventory passes; each kind of mistake is named precisely."""
+import shutil
+
+import pytest
+import yaml
+
+from spillway import inventory
+from spillway.inventory import InventoryError
+
+
+@pytest.fixture
+def scratch_inventory(tmp_path, monkeypatch):
+    """A copy of the shipped inventories in tmp_path, so a test can break one."""
+    root = tmp_path / "inventories"
+    shutil.copytree(inventory.INVENTORIES, root)
+    monkeypatch.setattr(inventory, "INVENTORIES", root)
+    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+
+    def edit(cluster, filename, change):
+        path = root / cluster / filename
+        data = yaml.safe_load(path.read_text())
+        change(data)
+        path.write_text(yaml.safe_dump(data))
+        return path
+    return edit
+
+
+def problems_of(cluster):
+    with pytest.raises(InventoryError) as err:
+        inventory.load(cluster)
+    return err.value.problems
+
+
+@pytest.mark.parametrize("cluster", ["local", "hdd", "ssd", "nvme"])
+def test_shipped_inventories_are_valid(cluster):
+    inv = inventory.load(cluster)
+    assert inv.name == cluster
+    assert inv.groups["workers"] == ["localhost"]
+    assert inv.placement["hdfs"] in inv.backends and inv.placement["local"] in inv.backends
+    assert len(inv.digest) == 64
+
+
+def test_local_default_places_hdfs_and_local_dirs_on_emulated_disks():
+    inv = inventory.load("local")
+    assert inv.emulated_profiles() == ["hdd", "ssd"]
+
+
+def test_unknown_cluster_lists_the_existing_ones():
+    (problem,) = problems_of("nope")
+    assert "unknown cluster 'nope'" in problem and "local" in problem and "hdd" in problem
+
+
+def test_unknown_profile_names_the_field_and_the_allowed_values(scratch_inventory):
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"]["hdd"].update(profile="floppy"))
+    (problem,) = problems_of("local")
+    assert "group_vars/all.yml: spillway_backends.hdd.profile" in problem
+    assert "'floppy'" in problem and "'nvme'" in problem
+
+
+def test_unknown_backend_kind_is_refused(scratch_inventory):
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"]["ssd"].update(kind="tape"))
+    problems = problems_of("local")
+    assert any("spillway_backends.ssd.kind" in p and "'tape'" in p for p in problems)
+
+
+def test_missing_mount_path_names_the_field(scratch_inventory, tmp_path):
+    missing = tmp_path / "no-such-mount"
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"].update(real={"kind": "mount", "path": str(missing)}))
+    (problem,) = problems_of("local")
+    assert "spillway_backends.real.path" in problem and "does not exist" in problem
+
+
+def test_plain_directory_is_refused_as_a_mount_unless_destructive_ok(scratch_inventory, tmp_path):
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"].update(real={"kind": "mount", "path": str(tmp_path)}))
+    (problem,) = problems_of("local")
+    assert "not a mount point" in problem and "destructive_ok" in problem
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"]["real"].update(destructive_ok=True))
+    assert inventory.load("local").backends["real"]["destructive_ok"] is True
+
+
+def test_placement_must_name_a_backend(scratch_inventory):
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d["spillway_placement"].update(local="nvme"))
+    (problem,) = problems_of("local")
+    assert "spillway_placement.local" in problem and "'nvme' is not a backend" in problem
+
+
+def test_host_without_a_role_is_named(scratch_inventory):
+    scratch_inventory("local", "hosts.yml",
+                      lambda d: d["all"].setdefault("hosts", {}).update({"stray.example": None}))
+    (problem,) = problems_of("local")
+    assert "host 'stray.example' has no role" in problem
+
+
+def test_role_without_a_host_is_named(scratch_inventory):
+    scratch_inventory("local", "hosts.yml", lambda d: d["all"]["children"].pop("resourcemanager"))
+    (problem,) = problems_of("local")
+    assert "all.children.resourcemanager" in problem
+
+
+def test_cluster_name_must_match_the_folder(scratch_inventory):
+    scratch_inventory("hdd", "group_vars/all.yml", lambda d: d.update(spillway_cluster="ssd"))
+    (problem,) = problems_of("hdd")
+    assert "spillway_cluster" in problem and "must match" in problem
