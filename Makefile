@@ -45,7 +45,7 @@ bench: ## provision if needed, run the workloads, collect, report
 report: venv
 	@$(PY) -m analysis report $(RUN)
 
-test: venv
+test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
 	@$(PY) -m pytest tests
 
 teardown: venv
