@@ -1,0 +1,80 @@
+"""The tiny bench for real on the local default: provision, fio sweep, TeraSort on MapReduce and Spark,
+collectors, tables and report; then the assertions the foundation promises."""
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from spillway import REPO, inventory
+from spillway.ansible import run_playbook
+
+pytestmark = pytest.mark.integration
+HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    proc = subprocess.run(["make", "-s", "bench"], cwd=REPO, capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, timeout=1800)
+    print(proc.stdout[-6000:], proc.stderr[-3000:])
+    report = Path(proc.stdout.strip().splitlines()[-1])
+    yield proc, report.parent
+    subprocess.run(["make", "-s", "teardown"], cwd=REPO, stdin=subprocess.DEVNULL, timeout=600)
+
+
+def table(run_dir, name):
+    return pd.read_parquet(run_dir / "tables" / f"{name}.parquet")
+
+
+def test_bench_completes_and_prints_the_report_path_last(bench):
+    proc, run_dir = bench
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (run_dir / "report.html").is_file()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "completed"
+    assert {w["id"]: w["status"] for w in manifest["workloads"]} == {
+        "fio-sweep": "ok", "terasort-mapreduce": "ok", "terasort-spark": "ok"}
+    assert all(s["duration_s"] is not None for s in manifest["steps"])
+    assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
+    assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
+
+
+@pytest.mark.parametrize("engine", ["mapreduce", "spark"])
+def test_teravalidate_passes(bench, engine):
+    _, run_dir = bench
+    verdict = (run_dir / "raw/localhost/workload" / f"terasort-{engine}" / "teravalidate.txt").read_text()
+    assert "checksum" in verdict and "error" not in verdict.lower()
+
+
+def test_hdd_4k_randread_iops_is_within_20_percent_of_its_cap(bench):
+    _, run_dir = bench
+    fio = table(run_dir, "fio")
+    point = fio[(fio.backend == "hdd") & (fio.rw == "randread") & (fio.block_size_bytes == 4096)]
+    assert len(point) == 1
+    assert abs(point.iops.iloc[0] - HDD_IOPS_CAP) <= 0.2 * HDD_IOPS_CAP
+
+
+def test_event_log_shows_terasort_stages_with_shuffle(bench):
+    _, run_dir = bench
+    stages = table(run_dir, "stages")
+    spark = stages[stages.workload_id == "terasort-spark"]
+    assert len(spark) >= 2
+    assert spark.shuffle_write_bytes.sum() > 100e6   # 200 MB of rows go through the shuffle
+    assert spark.shuffle_read_bytes.sum() > 100e6
+
+
+def test_iostat_saw_io_on_the_hdfs_device(bench):
+    _, run_dir = bench
+    storage = json.loads((run_dir / "raw/localhost/storage.json").read_text())
+    hdfs_device = storage["backends"][storage["placement"]["hdfs"]]["device"]
+    iostat = table(run_dir, "iostat")
+    during = iostat[(iostat.workload_id == "terasort-mapreduce") & (iostat.device == hdfs_device)]
+    assert during.write_bytes_per_s.sum() > 100e6   # TeraGen's 200 MB landed on the emulated HDD
+
+
+def test_second_provisioning_reports_no_changes(bench, tmp_path):
+    result = run_playbook("local", "provision.yml", {}, tmp_path / "provision.log")
+    assert result.ok, result.failures
+    assert result.changed == 0, (tmp_path / "provision.log").read_text()[-4000:]
