@@ -1,0 +1,59 @@
+"""Faults during a bench: the run ends cleanly, the failure is marked, collected data is kept."""
+import json
+import subprocess
+import time
+
+import pytest
+
+from spillway import REPO
+
+pytestmark = pytest.mark.integration
+
+
+def collector_processes():
+    out = subprocess.run(["pgrep", "-af", "iostat -x -o JSON|spillway-blocktrace"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def test_ctrl_c_stops_collectors_and_leaves_a_partial_run(bench_process):
+    bench = bench_process("--workloads", "fio-sweep")
+    bench.wait_for_step("fio-sweep", ": run")
+    time.sleep(5)
+    bench.interrupt()
+    returncode, output = bench.finish()
+    assert returncode != 0
+    manifest = bench.manifest()
+    assert manifest["status"] == "interrupted"
+    (fio,) = manifest["workloads"]
+    assert fio["status"] == "interrupted"
+    assert any(s["status"] == "interrupted" for s in fio["steps"])
+    raw = bench.run_dir / "raw/localhost"
+    assert (raw / "iostat/fio-sweep/iostat.json").stat().st_size > 0
+    assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "points measured before Ctrl-C are kept"
+    assert not collector_processes()
+    assert "interrupted" in output
+
+
+def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_process):
+    bench = bench_process("--workloads", "terasort")
+    bench.wait_for_step("terasort-mapreduce", ": run")
+    time.sleep(3)
+    subprocess.run(["pkill", "-KILL", "-f", "org.apache.hadoop.hdfs.server.namenode.NameNode"], check=True)
+    returncode, output = bench.finish()
+    assert returncode != 0
+    manifest = bench.manifest()
+    assert manifest["status"] == "failed"
+    runs = {w["id"]: w for w in manifest["workloads"]}
+    failed = [s for s in runs["terasort-mapreduce"]["steps"] if s["status"] == "failed"]
+    assert failed and failed[0]["name"].endswith(": run") and failed[0]["error"]
+    # the next workload does not start on a broken cluster: its health check names the NameNode
+    assert runs["terasort-spark"]["status"] == "failed"
+    health = runs["terasort-spark"]["steps"][0]
+    assert health["name"].endswith("health check") and health["status"] == "failed"
+    assert "namenode" in (health.get("error") or "").lower()
+    assert (bench.run_dir / "raw/localhost/iostat/terasort-mapreduce/iostat.json").stat().st_size > 0
+    report = (bench.run_dir / "report.html").read_text()
+    assert "failed" in report
+    # provisioning brings the NameNode back for whatever runs next
+    subprocess.run(["make", "-s", "bench", "WORKLOADS=fio-sweep", "SCALE=tiny"], cwd=REPO, check=False,
+                   stdin=subprocess.DEVNULL, capture_output=True, timeout=1800)
