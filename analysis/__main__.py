@@ -1,0 +1,48 @@
+"""python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>}"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .parsers import eventlog
+from .rundir import resolve_run_dir
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    tables = sub.add_parser("tables", help="parse raw/ of a run into tables/*.parquet")
+    tables.add_argument("run", help="run directory, run id under results/, or `latest`")
+    report = sub.add_parser("report", help="write report.html in the run directory (tables first if missing)")
+    report.add_argument("run", nargs="?", default="latest", help="run directory, run id, or `latest` (default)")
+    report.add_argument("--rebuild-tables", action="store_true", help="re-parse raw/ even if tables exist")
+    stages = sub.add_parser("stages", help="CSV of Spark stage attempts of an event log (file or folder)")
+    stages.add_argument("path", type=Path)
+    args = parser.parse_args(argv)
+
+    try:
+        if args.command == "tables":
+            from .tables import write_tables
+            run_dir = resolve_run_dir(args.run)
+            for name, path in write_tables(run_dir).items():
+                print(path)
+        elif args.command == "report":
+            from .report import write_report
+            from .tables import write_tables
+            run_dir = resolve_run_dir(args.run)
+            if args.rebuild_tables:
+                write_tables(run_dir)
+            print(write_report(run_dir))
+        elif args.command == "stages":
+            if not args.path.exists():
+                raise FileNotFoundError(f"{args.path}: no such event log file or folder")
+            eventlog.parse_event_logs(args.path).to_csv(sys.stdout, index=False)
+    except (FileNotFoundError, eventlog.MissingCodec) as error:
+        print(f"analysis: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""fio `--output-format=json` / `json+` results: one row per job and direction that did I/O.
+
+Where the data path (backend) comes from, in order: the job's `description` (the fio-sweep
+workload sets it to the backend name), a job name `<backend>-<rw>-<bs>`, the output file name
+`fio-<backend>-<rw>-<bs>.json`. rw, bs and iodepth come from the job's options, never from names.
+"""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+_DIRECTIONS = ("read", "write", "trim")
+
+
+def parse_size_bytes(text: str) -> int:
+    """fio size strings (`4k`, `1m`, `16M`, `4KiB`, `4096`) in bytes; fio's k/m/g are powers of 2."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(?:i?b)?\s*", str(text).lower())
+    if m is None:
+        raise ValueError(f"unrecognised fio size {text!r}")
+    return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
+
+
+def _backend(options: dict, jobname: str, rw: str, bs: str, path: Path) -> str:
+    if options.get("description"):
+        return str(options["description"])
+    suffix = f"-{rw}-{bs}"
+    if jobname.endswith(suffix) and len(jobname) > len(suffix):
+        return jobname[: -len(suffix)]
+    stem = path.stem
+    if stem.startswith("fio-") and stem.endswith(suffix):
+        return stem[len("fio-"): -len(suffix)]
+    return jobname
+
+
+def parse_fio_json(path: Path) -> list[dict]:
+    """Rows with the `fio` table's columns (docs/tables.md) except host, from one fio JSON file."""
+    text = Path(path).read_text()
+    # fio may print warnings before the JSON document (e.g. "fio: file hash not empty on exit").
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"{path}: no JSON document in the fio output")
+    doc = json.loads(text[start:])
+    global_options = doc.get("global options", {})
+    devices = [d.get("name") for d in doc.get("disk_util", []) if d.get("name")]
+    rows = []
+    for job in doc.get("jobs", []):
+        options = {**global_options, **job.get("job options", {})}
+        rw = options.get("rw", "read")
+        bs = options.get("bs", "4k")
+        # A `bs` like `4k,64k` sets read and write sizes apart; the first applies to reads.
+        bs_by_direction = dict(zip(_DIRECTIONS, (bs.split(",") + [bs.split(",")[0]] * 2)[:3]))
+        for direction in _DIRECTIONS:
+            side = job.get(direction) or {}
+            if not side.get("io_bytes"):
+                continue
+            lat = side.get("lat_ns") or {}
+            rows.append({
+                "backend": _backend(options, job.get("jobname", ""), rw, bs, Path(path)),
+                "device": ",".join(devices) or None,
+                "file": options.get("filename") or options.get("directory"),
+                "rw": rw,
+                "direction": direction,
+                "block_size_bytes": parse_size_bytes(bs_by_direction[direction]),
+                "iodepth": int(options.get("iodepth", 1)),
+                "bandwidth_bytes_per_s": float(side.get("bw_bytes", 0.0)),
+                "iops": float(side.get("iops", 0.0)),
+                "lat_mean_s": float(lat.get("mean", float("nan"))) / 1e9,
+                "lat_p99_s": _percentile_s(side, "99.000000"),
+                "io_bytes": int(side["io_bytes"]),
+                "runtime_s": float(side.get("runtime", job.get("job_runtime", 0))) / 1e3,
+                "error": int(job.get("error", 0)),
+                "source_file": Path(path).name,
+            })
+    return rows
+
+
+def _percentile_s(side: dict, key: str) -> float:
+    pct = (side.get("clat_ns") or {}).get("percentile") or {}
+    return float(pct[key]) / 1e9 if key in pct else float("nan")

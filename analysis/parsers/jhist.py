@@ -1,0 +1,94 @@
+"""MapReduce job history files (`.jhist`, Avro-JSON): the job's outcome, phases and counters.
+
+Layout: line 1 `Avro-Json`, line 2 the Avro schema, then one event per line,
+`{"type": "JOB_FINISHED", "event": {"org.apache.hadoop.mapreduce.jobhistory.JobFinished": {...}}}`.
+Counters are `{"name", "groups": [{"name", "displayName", "counts": [{"name", "displayName", "value"}]}]}`.
+Times are epoch milliseconds.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+JOB_COLUMNS = ["job_id", "job_name", "status", "submit_time_ms", "launch_time_ms", "finish_time_ms",
+               "duration_s", "total_maps", "total_reduces", "finished_maps", "finished_reduces",
+               "failed_maps", "failed_reduces", "map_phase_start_ms", "map_phase_end_ms",
+               "reduce_phase_start_ms", "reduce_phase_end_ms"]
+COUNTER_COLUMNS = ["job_id", "scope", "counter_group", "name", "value"]
+_COUNTER_SCOPES = {"totalCounters": "total", "mapCounters": "map", "reduceCounters": "reduce"}
+
+
+def read_events(path: Path) -> Iterator[tuple[str, dict]]:
+    """(type, payload) of each event of a .jhist file."""
+    with open(path, "r", encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle):
+            line = line.strip()
+            if number < 2 or not line:      # `Avro-Json` and the schema
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue                    # a last line cut by a crash
+            body = record.get("event") or {}
+            payload = next(iter(body.values()), {}) if isinstance(body, dict) else {}
+            yield record.get("type", ""), payload or {}
+
+
+def _unwrap(value):
+    """Avro-JSON unions wrap non-null values as {"type": value}."""
+    if isinstance(value, dict) and len(value) == 1:
+        inner = next(iter(value.values()))
+        if not isinstance(inner, (dict, list)):
+            return inner
+    return value
+
+
+def counters(job_id: str, scope: str, counter_set: dict | None) -> list[dict]:
+    rows = []
+    for group in (counter_set or {}).get("groups", []):
+        for count in group.get("counts", []):
+            rows.append({"job_id": job_id, "scope": scope, "counter_group": group.get("name"),
+                         "name": count.get("name"), "value": int(count.get("value", 0))})
+    return rows
+
+
+def parse_jhist(path: Path) -> tuple[dict, list[dict]]:
+    """(job row with JOB_COLUMNS, counter rows with COUNTER_COLUMNS) of one .jhist file."""
+    job: dict = {c: None for c in JOB_COLUMNS}
+    counter_rows: list[dict] = []
+    phase: dict[str, list[int]] = {"MAP": [], "REDUCE": []}
+    phase_end: dict[str, list[int]] = {"MAP": [], "REDUCE": []}
+    job["status"] = "RUNNING"
+    for kind, event in read_events(path):
+        if kind == "JOB_SUBMITTED":
+            job.update(job_id=event.get("jobid"), job_name=_unwrap(event.get("jobName")),
+                       submit_time_ms=event.get("submitTime"))
+        elif kind == "JOB_INITED":
+            job.update(launch_time_ms=event.get("launchTime"), total_maps=event.get("totalMaps"),
+                       total_reduces=event.get("totalReduces"))
+        elif kind == "TASK_STARTED" and event.get("taskType") in phase:
+            phase[event["taskType"]].append(event.get("startTime"))
+        elif kind == "TASK_FINISHED" and event.get("taskType") in phase_end:
+            phase_end[event["taskType"]].append(event.get("finishTime"))
+        elif kind == "JOB_FINISHED":
+            job.update(status="SUCCEEDED", finish_time_ms=event.get("finishTime"),
+                       finished_maps=event.get("finishedMaps"), finished_reduces=event.get("finishedReduces"),
+                       failed_maps=event.get("failedMaps"), failed_reduces=event.get("failedReduces"))
+            job_id = event.get("jobid") or job["job_id"]
+            for field, scope in _COUNTER_SCOPES.items():
+                counter_rows += counters(job_id, scope, event.get(field))
+        elif kind in ("JOB_FAILED", "JOB_KILLED", "JOB_ERROR"):
+            job.update(status=_unwrap(event.get("jobStatus")) or kind.split("_")[1],
+                       finish_time_ms=event.get("finishTime"),
+                       finished_maps=event.get("finishedMaps"), finished_reduces=event.get("finishedReduces"))
+            for field, scope in _COUNTER_SCOPES.items():
+                counter_rows += counters(event.get("jobid") or job["job_id"], scope, _unwrap(event.get(field)))
+    for task_type, prefix in (("MAP", "map"), ("REDUCE", "reduce")):
+        starts = [t for t in phase[task_type] if t]
+        ends = [t for t in phase_end[task_type] if t]
+        job[f"{prefix}_phase_start_ms"] = min(starts) if starts else None
+        job[f"{prefix}_phase_end_ms"] = max(ends) if ends else None
+    if job["launch_time_ms"] and job["finish_time_ms"]:
+        job["duration_s"] = (job["finish_time_ms"] - job["launch_time_ms"]) / 1e3
+    return job, counter_rows

@@ -1,0 +1,266 @@
+"""One self-contained HTML page per run: figures as embedded PNG, every number with its unit."""
+from __future__ import annotations
+
+import base64
+import io
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on the hosts; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
+
+from . import metrics  # noqa: E402
+from .parsers.manifest import missing_keys  # noqa: E402
+from .rundir import load_manifest  # noqa: E402
+from .tables import read_tables  # noqa: E402
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
+_MB = 1e6
+
+
+def _png(fig) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _stamp(fig, run_id: str) -> None:
+    """Every figure names the run it comes from, also when copied out of the page."""
+    fig.text(0.995, 0.005, f"Spillway run {run_id}", ha="right", va="bottom", fontsize=7, color="0.4")
+
+
+def _utc(epoch_s) -> str:
+    if epoch_s is None or pd.isna(epoch_s):
+        return "-"
+    return datetime.fromtimestamp(float(epoch_s), tz=timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _num(value, unit: str = "", digits: int = 2) -> str:
+    if value is None or pd.isna(value):
+        return "-"
+    return f"{float(value):,.{digits}f}{(' ' + unit) if unit else ''}"
+
+
+# ---------------------------------------------------------------- figures
+
+def fio_figure(fio: pd.DataFrame, run_id: str) -> str | None:
+    """(a) bandwidth and IOPS versus block size, one column per access pattern, one line per data path."""
+    curves = metrics.fio_curves(fio)
+    if curves.empty:
+        return None
+    patterns = list(dict.fromkeys(curves["rw"]))
+    fig, axes = plt.subplots(2, len(patterns), figsize=(4.2 * len(patterns), 7), squeeze=False)
+    for col, rw in enumerate(patterns):
+        for (host, backend, direction), line in curves[curves["rw"] == rw].groupby(
+                ["host", "backend", "direction"], observed=True):
+            label = f"{backend} ({host})" + (f" {direction}" if rw in ("rw", "randrw", "readwrite") else "")
+            axes[0][col].plot(line["block_size_bytes"], line["bandwidth_bytes_per_s"] / _MB, marker="o", label=label)
+            axes[1][col].plot(line["block_size_bytes"], line["iops"], marker="o", label=label)
+        axes[0][col].set_title(f"fio {rw}")
+        axes[0][col].set_ylabel("bandwidth (MB/s)")
+        axes[1][col].set_ylabel("IOPS (requests/s)")
+        for ax in (axes[0][col], axes[1][col]):
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ticks = sorted(set(curves["block_size_bytes"]))
+            ax.set_xticks(ticks, [metrics.size_label(t) for t in ticks], rotation=45, fontsize=7)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[1][col].set_xlabel("block size (bytes)")
+        axes[0][col].legend(fontsize=7)
+    fig.tight_layout(rect=(0, 0.02, 1, 0.95))
+    fig.suptitle(f"fio bandwidth and IOPS versus block size per data path — run {run_id}")
+    _stamp(fig, run_id)
+    return _png(fig)
+
+
+def request_size_figures(requests: pd.DataFrame, run_id: str) -> list[dict]:
+    """(c) request-size histograms (log2 bins) per workload, one panel per host and device."""
+    histogram = metrics.request_size_histogram(requests)
+    figures = []
+    if histogram.empty:
+        return figures
+    for workload_id, per_workload in histogram.groupby("workload_id", observed=True):
+        panels = list(per_workload.groupby(["host", "device"], observed=True))
+        fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.8), squeeze=False)
+        bins = np.array(sorted(per_workload["bin_bytes"].unique()))
+        for ax, ((host, device), panel) in zip(axes[0], panels):
+            width = 0.4
+            for offset, op in ((-width / 2, "read"), (width / 2, "write")):
+                counts = panel[panel["op"] == op].set_index("bin_bytes")["requests"].reindex(bins, fill_value=0)
+                ax.bar(np.arange(len(bins)) + offset, counts.to_numpy(), width=width, label=op)
+            ax.set_xticks(np.arange(len(bins)), [metrics.size_label(b) for b in bins], rotation=45, fontsize=7)
+            ax.set_yscale("log")
+            ax.set_xlabel("request size bin (bytes, >= lower bound, log2 bins)")
+            ax.set_ylabel("requests (count)")
+            ax.set_title(f"{device} on {host}", fontsize=9)
+            ax.legend(fontsize=7)
+        fig.suptitle(f"block request sizes during {workload_id} — run {run_id}")
+        _stamp(fig, run_id)
+        totals = per_workload.groupby("op")["requests"].sum().to_dict()
+        figures.append({"workload_id": workload_id, "png": _png(fig),
+                        "caption": ", ".join(f"{op}: {int(n):,} requests" for op, n in totals.items())})
+    return figures
+
+
+def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -> list[dict]:
+    """(d) device throughput over time per workload, with Spark stages / MR phases as labelled spans."""
+    timeline = metrics.throughput_timeline(iostat)
+    figures = []
+    if timeline.empty:
+        return figures
+    for workload_id, per_workload in timeline.groupby("workload_id", observed=True):
+        marks = spans[spans["workload_id"] == workload_id].sort_values("start_s") if not spans.empty else spans
+        t0 = min([per_workload["time"].min(), *marks["start_s"].tolist()])
+        fig, ax = plt.subplots(figsize=(11, 4))
+        for (host, device), line in per_workload.groupby(["host", "device"], observed=True):
+            ax.plot(line["time"] - t0, line["read_bytes_per_s"] / _MB, label=f"{device}@{host} read")
+            ax.plot(line["time"] - t0, line["write_bytes_per_s"] / _MB, linestyle="--", label=f"{device}@{host} write")
+        top = ax.get_ylim()[1]
+        for index, span in enumerate(marks.itertuples()):
+            color = "tab:red" if span.status in ("failed", "FAILED", "KILLED") else f"C{index % 10}"
+            ax.axvspan(span.start_s - t0, span.end_s - t0, alpha=0.10, color=color)
+            ax.axvline(span.start_s - t0, color=color, linewidth=0.8)
+            ax.text(span.start_s - t0, top * (0.97 - 0.07 * (index % 4)), span.label, fontsize=7, color=color)
+        ax.set_xlabel(f"time since {_utc(t0)} (s)")
+        ax.set_ylabel("throughput (MB/s)")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7, loc="upper right")
+        ax.set_title(f"device throughput (iostat, 1 s) during {workload_id} — run {run_id}")
+        _stamp(fig, run_id)
+        figures.append({"workload_id": workload_id, "png": _png(fig),
+                        "caption": f"{len(marks)} stage/phase spans marked" if len(marks) else
+                        "no Spark stages or MapReduce phases recorded for this workload"})
+    return figures
+
+
+# ---------------------------------------------------------------- tables for the page
+
+def _stage_rows(stages: pd.DataFrame) -> list[dict]:
+    rows = []
+    if stages.empty or "stage_id" not in stages:
+        return rows
+    for s in stages.itertuples():
+        rows.append({"workload": s.workload_id, "host": s.host, "app": s.app_id, "stage": f"{s.stage_id}.{s.attempt}",
+                     "name": s.name, "tasks": s.num_tasks, "status": s.status, "duration": _num(s.duration_s, "s"),
+                     "input": metrics.format_bytes(s.input_bytes), "output": metrics.format_bytes(s.output_bytes),
+                     "shuffle_read": metrics.format_bytes(s.shuffle_read_bytes),
+                     "shuffle_write": metrics.format_bytes(s.shuffle_write_bytes),
+                     "spill": f"{metrics.format_bytes(s.memory_spilled_bytes)} mem / "
+                              f"{metrics.format_bytes(s.disk_spilled_bytes)} disk",
+                     "cpu": _num(s.executor_cpu_time_s, "s"), "run": _num(s.executor_run_time_s, "s")})
+    return rows
+
+
+def _mr_rows(mr_jobs: pd.DataFrame, mr_counters: pd.DataFrame) -> list[dict]:
+    summary = metrics.mr_job_summary(mr_jobs, mr_counters)
+    rows = []
+    for job in summary.to_dict("records"):
+        rows.append({"workload": job["workload_id"], "job": job["job_id"], "name": job.get("job_name"),
+                     "status": job["status"], "duration": _num(job.get("duration_s"), "s"),
+                     "tasks": f"{job.get('total_maps')} maps / {job.get('total_reduces')} reduces",
+                     **{k: metrics.format_bytes(job.get(k)) for k in
+                        ("hdfs_read_bytes", "hdfs_written_bytes", "shuffle_bytes", "local_written_bytes")},
+                     "spilled": _num(job.get("spilled_records"), "records", 0)})
+    return rows
+
+
+def _fio_rows(fio: pd.DataFrame) -> list[dict]:
+    curves = metrics.fio_curves(fio)
+    return [{"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,
+             "bs": metrics.size_label(c.block_size_bytes), "bw": _num(c.bandwidth_bytes_per_s / _MB, "MB/s", 1),
+             "iops": _num(c.iops, "IOPS", 0), "lat": _num(c.lat_mean_s * 1e3, "ms", 3)} for c in curves.itertuples()]
+
+
+def _problems(manifest: dict, tables: dict[str, pd.DataFrame]) -> list[str]:
+    """What a reader must know before trusting the numbers: missing or failed pieces."""
+    problems = []
+    if not manifest:
+        problems.append("manifest.json is missing or unreadable: run-level facts and step statuses are unknown.")
+    else:
+        gaps = missing_keys(manifest)
+        if gaps:
+            problems.append(f"manifest.json lacks {', '.join(gaps)} (partial run?).")
+        if manifest.get("status") not in (None, "completed"):
+            problems.append(f"run status is {manifest.get('status')!r}, not 'completed'.")
+    steps = tables["steps"]
+    for step in steps[~steps["status"].isin(["ok"])].itertuples():
+        where = f"workload {step.workload_id}" if step.workload_id else "run"
+        problems.append(f"step {step.name} of {where}: {step.status}" + (f" ({step.error})" if step.error else ""))
+    for workload in tables["workloads"].itertuples():
+        if workload.status not in ("ok",):
+            problems.append(f"workload {workload.workload_id}: {workload.status}")
+    for source in tables["sources"][tables["sources"]["status"] != "ok"].itertuples():
+        problems.append(f"{source.source} of {source.workload_id} on {source.host}: {source.status} — {source.message}")
+    for source in tables["sources"][tables["sources"]["message"].fillna("").str.startswith("repaired")].itertuples():
+        problems.append(f"{source.file}: {source.message}")
+    return problems
+
+
+def _emulation(manifest: dict) -> dict:
+    emulation = manifest.get("emulation") or {}
+    profiles = []
+    for name, profile in (emulation.get("profiles") or {}).items():
+        profile = profile if isinstance(profile, dict) else {"value": profile}
+        profiles.append({"name": name, "items": [(k, _describe_profile_value(k, v)) for k, v in profile.items()]})
+    limitations = emulation.get("limitations") or []
+    if isinstance(limitations, str):
+        limitations = [limitations]
+    return {"present": "emulation" in manifest, "profiles": profiles, "limitations": limitations}
+
+
+def _describe_profile_value(key: str, value) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if "iops" in key:
+            return "uncapped" if value == 0 else f"{value:,} requests/s"
+        if "bps" in key or "bandwidth" in key or "bytes" in key:
+            return "uncapped" if value == 0 else f"{value / _MB:,.1f} MB/s"
+        if key.endswith("_ms"):
+            return f"{value} ms"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def build_context(run_dir: Path) -> dict:
+    manifest = load_manifest(run_dir)
+    tables = read_tables(run_dir)
+    run_id = manifest.get("run_id") or Path(run_dir).name
+    spans = metrics.phase_spans(tables["stages"], tables["mr_jobs"])
+    steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)))
+    workloads = tables["workloads"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)),
+                                           start=lambda f: f["start_time_s"].map(_utc))
+    return {
+        "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "facts": [("cluster", manifest.get("cluster", "missing")), ("status", manifest.get("status", "missing")),
+                  ("started", manifest.get("started_at", "missing")), ("ended", manifest.get("ended_at", "missing")),
+                  ("controller", manifest.get("controller", "missing")),
+                  ("harness commit", (manifest.get("git") or {}).get("commit", "missing")),
+                  ("hosts", ", ".join(manifest.get("hosts", {}) or []) or "missing"),
+                  ("placement", json.dumps((manifest.get("storage") or {}).get("placement", "missing")))],
+        "problems": _problems(manifest, tables),
+        "emulation": _emulation(manifest),
+        "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
+        "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
+        "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
+        "size_figures": request_size_figures(tables["block_requests"], run_id),
+        "throughput_figures": throughput_figures(tables["iostat"], spans, run_id),
+        "sources": tables["sources"].to_dict("records"),
+    }
+
+
+def render(context: dict) -> str:
+    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
+    return env.get_template("report.html.j2").render(**context)
+
+
+def write_report(run_dir: Path) -> Path:
+    """Render report.html into the run directory and return its path."""
+    path = Path(run_dir) / "report.html"
+    path.write_text(render(build_context(Path(run_dir))))
+    return path

@@ -1,0 +1,147 @@
+"""Parse a run directory's raw/ into the tidy tables of docs/tables.md (tables/<name>.parquet).
+
+A source that fails to parse never stops the others: the failure is recorded in the `sources`
+table (and shown in the report) with the file and the error.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from .parsers import blocktrace, diskstats, eventlog, fio, iostat, jhist, manifest as manifest_parser
+from .rundir import load_manifest, raw_outputs
+
+TABLE_NAMES = ("fio", "iostat", "disk_totals", "block_requests", "stages", "mr_jobs", "mr_counters",
+               "steps", "workloads", "sources")
+SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
+
+
+class _Collector:
+    """Accumulates the frames of one table and the per-file outcome of parsing."""
+
+    def __init__(self) -> None:
+        self.frames: dict[str, list[pd.DataFrame]] = {name: [] for name in TABLE_NAMES}
+        self.sources: list[dict] = []
+
+    def parse(self, table: str, raw: "raw_outputs", file: Path, parse: Callable[[Path], pd.DataFrame],
+              note: str = "") -> None:
+        entry = {"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
+                 "file": str(file.relative_to(raw.path.parents[2])), "status": "ok", "rows": 0, "message": note}
+        try:
+            frame = parse(file)
+        except Exception as error:  # noqa: BLE001 - one bad file must not hide the others
+            entry.update(status="error", message=f"{type(error).__name__}: {error}")
+        else:
+            frame.insert(0, "workload_id", raw.workload_id)
+            frame.insert(0, "host", raw.host)
+            self.frames[table].append(frame)
+            entry["rows"] = len(frame)
+        self.sources.append(entry)
+
+    def missing(self, raw, what: str) -> None:
+        self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
+                             "file": what, "status": "missing", "rows": 0, "message": f"no {what}"})
+
+
+def _fio_frame(path: Path) -> pd.DataFrame:
+    return pd.DataFrame(fio.parse_fio_json(path))
+
+
+def _iostat_frame(path: Path) -> pd.DataFrame:
+    frame, _info = iostat.parse_iostat_json(path)
+    return frame
+
+
+def _jhist_jobs(path: Path) -> pd.DataFrame:
+    job, _counters = jhist.parse_jhist(path)
+    return pd.DataFrame([job], columns=jhist.JOB_COLUMNS)
+
+
+def _jhist_counters(path: Path) -> pd.DataFrame:
+    _job, rows = jhist.parse_jhist(path)
+    return pd.DataFrame(rows, columns=jhist.COUNTER_COLUMNS)
+
+
+def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """Every table of the run, in memory."""
+    run_dir = Path(run_dir)
+    acc = _Collector()
+    for raw in raw_outputs(run_dir, "workload"):
+        for file in sorted(raw.path.glob("fio-*.json")):
+            acc.parse("fio", raw, file, _fio_frame)
+    for raw in raw_outputs(run_dir, "iostat"):
+        file = raw.path / "iostat.json"
+        if file.exists():
+            acc.parse("iostat", raw, file, _iostat_frame,
+                      note="repaired: iostat was stopped mid-report" if _is_truncated(file) else "")
+        else:
+            acc.missing(raw, "iostat.json")
+        if (raw.path / "diskstats.start").exists() and (raw.path / "diskstats.stop").exists():
+            acc.parse("disk_totals", raw, raw.path / "diskstats.stop",
+                      lambda stop: diskstats.window_totals(stop.with_name("diskstats.start"), stop))
+    for raw in raw_outputs(run_dir, "blocktrace"):
+        file = raw.path / "blocktrace.tsv"
+        if file.exists():
+            acc.parse("block_requests", raw, file, blocktrace.parse_blocktrace)
+        else:
+            acc.missing(raw, "blocktrace.tsv")
+    for raw in raw_outputs(run_dir, "eventlog"):
+        folder = raw.path / "eventlogs" if (raw.path / "eventlogs").is_dir() else raw.path
+        logs = [files for files in eventlog.event_log_files(folder) if files]
+        if not logs:
+            acc.missing(raw, "Spark event log")
+        for files in logs:
+            acc.parse("stages", raw, files[0] if len(files) == 1 else files[0].parent,
+                      lambda _p, files=files: eventlog.stage_attempts(eventlog.read_events(files)))
+    for raw in raw_outputs(run_dir, "mr-history"):
+        files = sorted(raw.path.rglob("*.jhist"))
+        if not files:
+            acc.missing(raw, ".jhist")
+        for file in files:
+            acc.parse("mr_jobs", raw, file, _jhist_jobs)
+            acc.parse("mr_counters", raw, file, _jhist_counters)
+
+    manifest = load_manifest(run_dir)
+    tables = {name: _concat(frames) for name, frames in acc.frames.items() if name != "sources"}
+    tables["steps"] = manifest_parser.steps_table(manifest)
+    tables["workloads"] = manifest_parser.workloads_table(manifest)
+    tables["sources"] = pd.DataFrame(acc.sources, columns=SOURCE_COLUMNS)
+    return tables
+
+
+def _is_truncated(path: Path) -> bool:
+    _node, _samples, truncated = iostat.read_samples(path.read_text(errors="replace"))
+    return truncated
+
+
+def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    frames = [f for f in frames if not f.empty]
+    if not frames:
+        return pd.DataFrame({"host": pd.Series(dtype="string"), "workload_id": pd.Series(dtype="string")})
+    frame = pd.concat(frames, ignore_index=True)
+    for column in frame.columns:
+        if frame[column].dtype == object and frame[column].map(type).isin([dict, list]).any():
+            frame[column] = frame[column].astype(str)
+    return frame
+
+
+def write_tables(run_dir: Path) -> dict[str, Path]:
+    """Build every table and write tables/<name>.parquet; returns name -> path."""
+    out_dir = Path(run_dir) / "tables"
+    out_dir.mkdir(exist_ok=True)
+    paths = {}
+    for name, frame in build_tables(run_dir).items():
+        path = out_dir / f"{name}.parquet"
+        frame.to_parquet(path, index=False)
+        paths[name] = path
+    return paths
+
+
+def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """The tables of a run, written first when any is missing."""
+    out_dir = Path(run_dir) / "tables"
+    if not all((out_dir / f"{name}.parquet").exists() for name in TABLE_NAMES):
+        write_tables(run_dir)
+    return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in TABLE_NAMES}

@@ -1,0 +1,72 @@
+"""Shared helpers of the analysis tests: recorded fixtures of the real tools, and skipping only on
+a recording that does not exist yet (never on made-up data)."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+TOOLS = FIXTURES / "tools"
+
+
+def recorded(pattern: str, who: str = "the collectors helper") -> Path:
+    """The first recorded fixture matching `pattern` under tests/fixtures/, or skip naming it."""
+    matches = sorted(FIXTURES.rglob(pattern))
+    if not matches:
+        pytest.skip(f"missing recorded fixture tests/fixtures/**/{pattern} (to be recorded by {who})")
+    return matches[0]
+
+
+@pytest.fixture
+def run_dir(tmp_path: Path) -> Path:
+    """A run directory assembled from the recorded fixtures (what the runner's fetch would lay out)."""
+    run = tmp_path / "20261121-165000-local"
+    host = run / "raw" / "vm"
+    fio_dir = host / "workload" / "fio-sweep"
+    fio_dir.mkdir(parents=True)
+    for file in sorted((TOOLS / "fio-sweep").glob("fio-*.json")):
+        shutil.copy(file, fio_dir)
+    for workload, iostat in (("fio-sweep", "iostat-killed.json"), ("spark-tiny", "iostat-iso-killed.json")):
+        target = host / "iostat" / workload
+        target.mkdir(parents=True)
+        shutil.copy(TOOLS / "iostat" / iostat, target / "iostat.json")
+        for snapshot in ("diskstats.start", "diskstats.stop"):
+            shutil.copy(TOOLS / "iostat" / snapshot, target)
+    events = host / "eventlog" / "spark-tiny" / "eventlogs"
+    events.mkdir(parents=True)
+    shutil.copy(TOOLS / "spark-eventlog" / "local-1795280525362", events)
+    (run / "manifest.json").write_text(MANIFEST)
+    return run
+
+
+# A manifest of the documented shape (docs/run-directory.md) with one failed run-level step
+# and a workload whose `validate` step never ended, as the runner writes for a partial run.
+MANIFEST = """{
+  "schema_version": 1, "run_id": "20261121-165000-local", "status": "failed", "cluster": "local",
+  "started_at": "2026-11-21T16:50:00+00:00", "ended_at": "2026-11-21T17:05:00+00:00",
+  "controller": "vm", "git": {"commit": "abc1234", "dirty": false},
+  "storage": {"backends": {"hdd": {"kind": "emulated", "profile": "hdd", "size_gib": 4}},
+              "placement": {"hdfs": "hdd", "local": "hdd"}},
+  "emulation": {"profiles": {"hdd": {"read_iops": 150, "write_iops": 150, "read_bps": 150000000,
+                                     "write_bps": 150000000, "rotational": true}},
+                "limitations": ["throttling caps IOPS and bandwidth but adds no seek latency"]},
+  "hosts": {"vm": {"kernel": "6.18"}},
+  "steps": [
+    {"name": "provision", "status": "ok", "started_at": "2026-11-21T16:50:00+00:00",
+     "ended_at": "2026-11-21T16:50:30+00:00", "duration_s": 30.0},
+    {"name": "report", "status": "failed", "error": "analysis crashed: see logs/report.log",
+     "started_at": "2026-11-21T17:04:00+00:00", "ended_at": "2026-11-21T17:04:05+00:00", "duration_s": 5.0}
+  ],
+  "workloads": [
+    {"id": "fio-sweep", "workload": "fio-sweep", "repetition": 1, "scale": "tiny", "status": "ok",
+     "started_at": "2026-11-21T16:50:40+00:00", "ended_at": "2026-11-21T16:51:00+00:00",
+     "steps": [{"name": "run", "status": "ok", "duration_s": 20.0}]},
+    {"id": "spark-tiny", "workload": "spark-tiny", "repetition": 1, "scale": "tiny", "status": "failed",
+     "started_at": "2026-11-21T17:02:00+00:00", "ended_at": "2026-11-21T17:03:00+00:00",
+     "steps": [{"name": "run", "status": "ok", "duration_s": 50.0},
+               {"name": "validate", "status": "running"}]}
+  ]
+}
+"""

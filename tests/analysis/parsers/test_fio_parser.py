@@ -1,0 +1,31 @@
+"""fio JSON/JSON+ outputs recorded on this machine (tests/fixtures/tools/fio*, see README there)."""
+import pytest
+
+from analysis.parsers.fio import parse_fio_json, parse_size_bytes
+from conftest import TOOLS
+
+
+@pytest.mark.parametrize("text, expected", [("4k", 4096), ("1m", 1 << 20), ("16M", 16 << 20), ("4KiB", 4096),
+                                            ("512", 512), ("1g", 1 << 30)])
+def test_sizes_are_fio_powers_of_two(text, expected):
+    assert parse_size_bytes(text) == expected
+
+
+def test_sweep_point_job_takes_backend_from_description_and_rw_bs_from_options():
+    [row] = parse_fio_json(TOOLS / "fio-sweep" / "fio-tmp-randwrite-4k.json")
+    assert (row["backend"], row["rw"], row["direction"], row["block_size_bytes"], row["iodepth"]) == \
+        ("tmp", "randwrite", "write", 4096, 16)
+    assert row["device"] == "vda"
+    assert row["bandwidth_bytes_per_s"] > 1e6 and row["iops"] > 100
+    # bandwidth = IOPS x block size, within fio's rounding
+    assert row["bandwidth_bytes_per_s"] == pytest.approx(row["iops"] * 4096, rel=0.01)
+    assert 0 < row["lat_mean_s"] < 1 and row["runtime_s"] == pytest.approx(1.0, abs=0.1)
+
+
+def test_named_job_takes_backend_from_jobname():
+    rows = {(r["rw"], r["block_size_bytes"]): r for path in sorted((TOOLS / "fio").glob("*.json"))
+            for r in parse_fio_json(path)}
+    assert set(rows) == {(rw, bs) for rw in ("randread", "write") for bs in (4096, 65536, 1 << 20)}
+    assert {r["backend"] for r in rows.values()} == {"tmp"}
+    # Larger requests move more bytes per request: IOPS falls as the block size grows.
+    assert rows[("randread", 4096)]["iops"] > rows[("randread", 1 << 20)]["iops"]

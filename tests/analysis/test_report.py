@@ -1,0 +1,48 @@
+"""report: the HTML page of a run assembled from recorded fixtures, with real values in it."""
+import base64
+import re
+
+from analysis.report import write_report
+
+
+def test_report_of_a_run(run_dir):
+    html = write_report(run_dir).read_text()
+    run_id = run_dir.name
+    assert f"Spillway run {run_id}" in html
+    images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
+    alts = [alt for alt, _ in images]
+    # (a) fio, (d) one throughput figure per workload with iostat; (c) needs a block trace
+    assert any(alt.startswith("fio bandwidth") for alt in alts)
+    assert sum(alt.startswith("throughput during") for alt in alts) == 2
+    assert all(run_id in alt for alt in alts)
+    for _, data in images:
+        assert base64.b64decode(data)[:8] == b"\x89PNG\r\n\x1a\n"
+    # (b) stage table with units, step table with the failed and the unfinished step flagged
+    assert "mapToPair at TinyShuffle.java:14" in html and "7.3 KiB" in html      # 7456 bytes of shuffle write
+    assert re.search(r'class="status-failed">failed</td>', html)
+    assert re.search(r'class="status-running">running</td>', html)
+    assert "step validate of workload spark-tiny: running" in html
+    # fio points carry units
+    assert re.search(r"\d MB/s</td>", html) and re.search(r"\d IOPS</td>", html)
+    # (e) emulation notice from the manifest
+    assert "emulated" in html and "150 requests/s" in html and "adds no seek latency" in html
+    assert "No block trace in this run." in html
+
+
+def test_report_with_block_trace(run_dir):
+    from conftest import recorded
+    import shutil
+    trace = recorded("blocktrace.tsv")
+    target = run_dir / "raw" / "vm" / "blocktrace" / "spark-tiny"
+    target.mkdir(parents=True)
+    shutil.copy(trace, target / "blocktrace.tsv")
+    html = write_report(run_dir).read_text()
+    assert 'alt="request sizes during spark-tiny' in html
+
+
+def test_report_of_a_partial_run(tmp_path):
+    run = tmp_path / "partial"
+    (run / "raw").mkdir(parents=True)
+    html = write_report(run).read_text()
+    assert "manifest.json is missing" in html and "No steps recorded" in html
+    assert "whether the\n  storage was real or emulated is unknown" in html

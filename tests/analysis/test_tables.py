@@ -1,0 +1,42 @@
+"""tables: a run directory assembled from recorded fixtures -> tables/*.parquet."""
+import pandas as pd
+
+from analysis.tables import TABLE_NAMES, build_tables, read_tables, write_tables
+
+
+def test_tables_of_a_run(run_dir):
+    paths = write_tables(run_dir)
+    assert set(paths) == set(TABLE_NAMES) and all(p.exists() for p in paths.values())
+    tables = read_tables(run_dir)
+    fio = tables["fio"]
+    assert len(fio) == 4 and set(fio["backend"]) == {"tmp"} and set(fio["host"]) == {"vm"}
+    assert set(fio["block_size_bytes"]) == {4096, 1 << 20}
+    iostat = tables["iostat"]
+    assert set(iostat["workload_id"]) == {"fio-sweep", "spark-tiny"} and iostat["time"].min() > 1.7e9
+    stages = tables["stages"]
+    assert len(stages) == 5 and set(stages["workload_id"]) == {"spark-tiny"}
+    assert stages["shuffle_write_bytes"].sum() > 0
+    assert set(tables["steps"]["status"]) == {"ok", "failed", "running"}
+    sources = tables["sources"].set_index("file")
+    assert sources.loc["vm/iostat/fio-sweep/iostat.json", "message"].startswith("repaired")
+    assert tables["disk_totals"].query("device == 'vda'")["read_bytes"].gt(0).all()
+
+
+def test_a_broken_file_is_reported_not_fatal(run_dir):
+    (run_dir / "raw" / "vm" / "workload" / "fio-sweep" / "fio-bad-read-4k.json").write_text("fio: engine libaio not loadable\n")
+    (run_dir / "raw" / "vm" / "blocktrace" / "fio-sweep").mkdir(parents=True)
+    tables = build_tables(run_dir)
+    sources = tables["sources"]
+    bad = sources[sources["file"].str.endswith("fio-bad-read-4k.json")].iloc[0]
+    assert bad["status"] == "error" and "no JSON document" in bad["message"]
+    missing = sources[sources["source"] == "blocktrace"].iloc[0]
+    assert missing["status"] == "missing" and "blocktrace.tsv" in missing["message"]
+    assert len(tables["fio"]) == 4
+
+
+def test_a_run_without_manifest_or_raw(tmp_path):
+    run = tmp_path / "empty-run"
+    (run / "raw").mkdir(parents=True)
+    tables = build_tables(run)
+    assert all(isinstance(t, pd.DataFrame) for t in tables.values())
+    assert tables["steps"].empty and tables["fio"].empty
