@@ -32,8 +32,10 @@ def _png(fig) -> str:
 
 
 def _stamp(fig, run_id: str) -> None:
-    """Every figure names the run it comes from, also when copied out of the page."""
-    fig.text(0.995, 0.005, f"Spillway run {run_id}", ha="right", va="bottom", fontsize=7, color="0.4")
+    """Every figure names the run it comes from, also when copied out of the page (the titles
+    say it too; this line survives cropping of the title)."""
+    fig.text(0.0, 1.0, f"Spillway run {run_id}", ha="left", va="bottom", fontsize=7, color="0.4",
+             transform=fig.transFigure)
 
 
 def _utc(epoch_s) -> str:
@@ -131,7 +133,7 @@ def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -
         ax.set_xlabel(f"time since {_utc(t0)} (s)")
         ax.set_ylabel("throughput (MB/s)")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, loc="upper right")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_title(f"device throughput (iostat, 1 s) during {workload_id} — run {run_id}")
         _stamp(fig, run_id)
         figures.append({"workload_id": workload_id, "png": _png(fig),

@@ -3,6 +3,7 @@
 The file holds issue (D) and completion (C) events; a request is an issue paired with the next
 completion of the same device, operation and start sector. Everything is vectorized (one C-level
 CSV read, one sort, shifted comparisons): traces of millions of events take seconds.
+`sector` is in 512-byte units, -1 for requests without one (flushes).
 Issues without a completion (still in flight at stop, or lost) keep NaN completion and latency;
 completions without an issue (issued before the window) are dropped.
 """
@@ -12,13 +13,18 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pacsv
 
 HEADER_PREFIX = "# spillway-blocktrace"
 SECTOR_BYTES = 512
-COLUMNS = ["device", "issue_time_s", "complete_time_s", "latency_s", "op", "rwbs", "sector", "bytes", "comm"]
-_DTYPES = {"time_s": "float64", "device": "category", "action": "category", "rwbs": "category",
-           "sector": "int64", "bytes": "int64", "comm": "string"}
-_OPS = {"R": "read", "W": "write", "D": "discard", "N": "flush"}
+COLUMNS = ["device", "issue_time_s", "complete_time_s", "latency_s", "op", "rwbs", "sector", "bytes", "comm",
+           "redispatched"]
+_ARROW_TYPES = {"time_s": pa.float64(), "device": pa.dictionary(pa.int32(), pa.string()),
+                "action": pa.dictionary(pa.int32(), pa.string()), "rwbs": pa.dictionary(pa.int32(), pa.string()),
+                "sector": pa.uint64(), "bytes": pa.int64(), "comm": pa.dictionary(pa.int32(), pa.string())}
+# After the leading F (preflush) attributes: R/W/D data ops; N or nothing (e.g. `FF`) a pure flush.
+_OPS = {"R": "read", "W": "write", "D": "discard", "N": "flush", "": "flush"}
 
 
 def read_header(path: Path) -> dict[str, str]:
@@ -34,10 +40,19 @@ def read_header(path: Path) -> dict[str, str]:
 
 
 def read_events(path: Path) -> pd.DataFrame:
-    """The raw events (time_s, device, action, rwbs, sector, bytes, comm)."""
+    """The raw events (time_s, device, action, rwbs, sector, bytes, comm); text columns as categories.
+    Read by Arrow's multithreaded CSV reader: the whole file in one native call."""
     skip = 1 if read_header(path) else 0
-    return pd.read_csv(path, sep="\t", skiprows=skip, dtype=_DTYPES, engine="c",
-                       na_filter=False, on_bad_lines="skip")
+    table = pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(skip_rows=skip),
+        parse_options=pacsv.ParseOptions(delimiter="\t", invalid_row_handler=lambda _row: "skip"),
+        convert_options=pacsv.ConvertOptions(column_types=_ARROW_TYPES, strings_can_be_null=False),
+    )
+    frame = table.to_pandas()
+    for column in ("device", "action", "rwbs", "comm"):
+        frame[column] = frame[column].astype("category")
+    return frame
 
 
 def op_of_rwbs(rwbs: pd.Series) -> pd.Series:
@@ -46,10 +61,37 @@ def op_of_rwbs(rwbs: pd.Series) -> pd.Series:
     Computed on the few distinct rwbs values, then spread by category code (no per-row Python)."""
     categories = rwbs.astype("category")
     distinct = pd.Series(categories.cat.categories.astype(str))
-    kinds = distinct.str.lstrip("F").str[:1].map(_OPS).fillna("other").to_numpy(dtype=object)
-    codes = categories.cat.codes.to_numpy()
-    values = np.where(codes >= 0, kinds[np.maximum(codes, 0)] if len(kinds) else "other", "other")
-    return pd.Series(pd.Categorical(values), index=rwbs.index)
+    kinds = distinct.str.lstrip("F").str[:1].map(_OPS).fillna("other")
+    names = pd.Index(sorted(set(kinds) | {"other"}))
+    kind_codes = np.append(names.get_indexer(kinds), names.get_loc("other"))  # code -1 (missing) -> other
+    return pd.Series(pd.Categorical.from_codes(kind_codes[categories.cat.codes.to_numpy()], categories=names),
+                     index=rwbs.index)
+
+
+def _order_by_key_then_time(device: np.ndarray, op: np.ndarray, sector: np.ndarray,
+                            time_s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Row order sorted by (device, op, sector), then time; and the sorted (device, op, sector) key.
+
+    Fast path: pack the key and each row's rank in time order into one uint64 and sort the
+    values (a SIMD sort, ~10x faster than a stable argsort); the low bits give the row back.
+    Falls back to lexsort when the bits do not fit (huge devices and traces)."""
+    n = len(time_s)
+    by_time = np.argsort(time_s, kind="stable")
+    rank_bits = max(1, int(n - 1).bit_length())
+    sector_bits = max(1, int(sector.max() + 1).bit_length())
+    device_bits = max(1, int(device.max()).bit_length())
+    op_bits = max(1, int(op.max()).bit_length())
+    if device_bits + op_bits + sector_bits + rank_bits <= 64:
+        key = (((device.astype(np.uint64) << np.uint64(op_bits)) | op.astype(np.uint64)) << np.uint64(sector_bits)) \
+            | (sector + 1).astype(np.uint64)
+        rank = np.empty(n, dtype=np.uint64)
+        rank[by_time] = np.arange(n, dtype=np.uint64)
+        packed = np.sort((key << np.uint64(rank_bits)) | rank)
+        order = by_time[(packed & np.uint64((1 << rank_bits) - 1)).astype(np.int64)]
+        return order, packed >> np.uint64(rank_bits)
+    key = (device << 56) | (op << 48) | (sector + 1)    # 48 bits of sector: 128 PiB devices
+    order = np.lexsort((time_s, key))
+    return order, key[order]
 
 
 def pair_requests(events: pd.DataFrame) -> pd.DataFrame:
@@ -57,41 +99,43 @@ def pair_requests(events: pd.DataFrame) -> pd.DataFrame:
     if events.empty:
         return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS})
     op = op_of_rwbs(events["rwbs"])
-    device_codes = events["device"].astype("category").cat.codes.to_numpy(np.int64)
     op_codes = op.cat.codes.to_numpy(np.int64)
-    sector = events["sector"].to_numpy(np.int64)
-    is_issue = (events["action"].astype(str) == "D").to_numpy()
+    flush_code = list(op.cat.categories).index("flush") if "flush" in op.cat.categories else -2
+    # Flushes have no sector: the kernel prints 0 on issue and 2^64-1 on completion; both become -1.
+    sector = np.where(op_codes == flush_code, -1, events["sector"].to_numpy(np.uint64).view(np.int64))
+    is_issue = (events["action"].cat.codes == list(events["action"].cat.categories).index("D")).to_numpy() \
+        if "D" in list(events["action"].cat.categories) else np.zeros(len(events), dtype=bool)
     time_s = events["time_s"].to_numpy(np.float64)
-    # Sort by (device, op, sector, time, issue before completion): a completion then directly
-    # follows the issue it belongs to.
-    order = np.lexsort((~is_issue, time_s, sector, op_codes, device_codes))
-    same_key = np.zeros(len(order), dtype=bool)
-    dev_s, op_s, sec_s, iss_s = device_codes[order], op_codes[order], sector[order], is_issue[order]
-    same_key[1:] = (dev_s[1:] == dev_s[:-1]) & (op_s[1:] == op_s[:-1]) & (sec_s[1:] == sec_s[:-1])
-    issue_rows = order[iss_s]
-    # The completion of the issue at sorted position i is at i+1 when it is a C of the same key.
-    next_is_completion = np.zeros(len(order), dtype=bool)
-    next_is_completion[:-1] = same_key[1:] & ~iss_s[1:]
-    completion_rows = np.full(len(order), -1, dtype=np.int64)
-    completion_rows[:-1] = np.where(next_is_completion[:-1], order[1:], -1)
-    completion_of_issue = completion_rows[iss_s]
-    complete_time = np.where(completion_of_issue >= 0, time_s[np.maximum(completion_of_issue, 0)], np.nan)
+    device_codes = events["device"].cat.codes.to_numpy(np.int64)
+    order, key_s = _order_by_key_then_time(device_codes, op_codes, sector, time_s)
+    iss_s = is_issue[order]
+    next_same = np.zeros(len(order), dtype=bool)
+    next_same[:-1] = key_s[1:] == key_s[:-1]
+    next_is_issue = np.zeros(len(order), dtype=bool)
+    next_is_issue[:-1] = iss_s[1:]
+    # A request the driver sent back (queue full) is dispatched again: two D of the same key
+    # before one C. The last dispatch is the one the device served; earlier ones are dropped and
+    # the kept one is flagged `redispatched`.
+    superseded = iss_s & next_same & next_is_issue
+    previous_superseded = np.zeros(len(order), dtype=bool)
+    previous_superseded[1:] = superseded[:-1]
+    kept = iss_s & ~superseded
+    completion_rows = np.where(next_same & ~next_is_issue, np.roll(order, -1), -1)[kept]
+    issue_rows = order[kept]
+    redispatched = previous_superseded[kept]
+    # Back to time order (stable: file order for equal times).
+    by_time = np.argsort(time_s[issue_rows], kind="stable")
+    issue_rows, completion_rows, redispatched = issue_rows[by_time], completion_rows[by_time], redispatched[by_time]
     issue_time = time_s[issue_rows]
-    out = pd.DataFrame({
-        "device": events["device"].to_numpy()[issue_rows],
-        "issue_time_s": issue_time,
-        "complete_time_s": complete_time,
-        "latency_s": complete_time - issue_time,
-        "op": op.to_numpy()[issue_rows],
-        "rwbs": events["rwbs"].to_numpy()[issue_rows],
-        "sector": sector[issue_rows],
-        "bytes": events["bytes"].to_numpy(np.int64)[issue_rows],
-        "comm": events["comm"].to_numpy()[issue_rows],
-    })
-    out = out.sort_values("issue_time_s", kind="stable", ignore_index=True)
-    for column in ("device", "op", "rwbs"):
-        out[column] = out[column].astype("category")
-    return out
+    complete_time = np.where(completion_rows >= 0, time_s[np.maximum(completion_rows, 0)], np.nan)
+    out = events[["device", "rwbs", "bytes", "comm"]].take(issue_rows).reset_index(drop=True)
+    out.insert(1, "issue_time_s", issue_time)
+    out.insert(2, "complete_time_s", complete_time)
+    out.insert(3, "latency_s", complete_time - issue_time)
+    out.insert(4, "op", op.take(issue_rows).reset_index(drop=True))
+    out.insert(6, "sector", sector[issue_rows])
+    out["redispatched"] = redispatched
+    return out[COLUMNS]
 
 
 def parse_blocktrace(path: Path) -> pd.DataFrame:

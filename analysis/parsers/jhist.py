@@ -1,15 +1,19 @@
 """MapReduce job history files (`.jhist`, Avro-JSON): the job's outcome, phases and counters.
 
-Layout: line 1 `Avro-Json`, line 2 the Avro schema, then one event per line,
-`{"type": "JOB_FINISHED", "event": {"org.apache.hadoop.mapreduce.jobhistory.JobFinished": {...}}}`.
+Layout: line 1 `Avro-Binary` (Hadoop 3's default, mapreduce.jobhistory.jhist.format=binary) or
+`Avro-Json`, line 2 the Avro schema, then the events: binary-encoded back to back, or one JSON per
+line `{"type": "JOB_FINISHED", "event": {"org.apache.hadoop.mapreduce.jobhistory.JobFinished": {...}}}`.
 Counters are `{"name", "groups": [{"name", "displayName", "counts": [{"name", "displayName", "value"}]}]}`.
 Times are epoch milliseconds.
 """
 from __future__ import annotations
 
 import json
+import struct
 from pathlib import Path
 from typing import Iterator
+
+from .avro_binary import AvroDecoder
 
 JOB_COLUMNS = ["job_id", "job_name", "status", "submit_time_ms", "launch_time_ms", "finish_time_ms",
                "duration_s", "total_maps", "total_reduces", "finished_maps", "finished_reduces",
@@ -20,19 +24,37 @@ _COUNTER_SCOPES = {"totalCounters": "total", "mapCounters": "map", "reduceCounte
 
 
 def read_events(path: Path) -> Iterator[tuple[str, dict]]:
-    """(type, payload) of each event of a .jhist file."""
-    with open(path, "r", encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle):
-            line = line.strip()
-            if number < 2 or not line:      # `Avro-Json` and the schema
-                continue
+    """(type, payload) of each event of a .jhist file, binary (Hadoop 3's default) or JSON."""
+    data = Path(path).read_bytes()
+    first_end = data.find(b"\n")
+    schema_end = data.find(b"\n", first_end + 1)
+    if first_end < 0 or schema_end < 0:
+        return
+    version = data[:first_end].strip()
+    if version == b"Avro-Binary":
+        decoder = AvroDecoder(json.loads(data[first_end + 1:schema_end]))
+        pos = schema_end + 1
+        while pos < len(data):
             try:
-                record = json.loads(line)
-            except ValueError:
-                continue                    # a last line cut by a crash
-            body = record.get("event") or {}
-            payload = next(iter(body.values()), {}) if isinstance(body, dict) else {}
-            yield record.get("type", ""), payload or {}
+                record, pos = decoder.read(data, pos)
+            except (IndexError, KeyError, struct.error):
+                return                      # a last event cut by a crash
+            yield record.get("type", ""), record.get("event") or {}
+        return
+    if version != b"Avro-Json":
+        raise ValueError(f"{path}: not a job history file (first line {version[:20]!r})")
+    for line in data[schema_end + 1:].decode("utf-8", "replace").splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue                        # a last line cut by a crash
+        body = record.get("event") or {}
+        # JSON encoding wraps the union's branch: {"org.apache...JobFinished": {...}}
+        payload = next(iter(body.values()), {}) if isinstance(body, dict) and len(body) == 1 else body
+        yield record.get("type", ""), payload or {}
 
 
 def _unwrap(value):

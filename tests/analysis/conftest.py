@@ -37,6 +37,13 @@ def run_dir(tmp_path: Path) -> Path:
     events = host / "eventlog" / "spark-tiny" / "eventlogs"
     events.mkdir(parents=True)
     shutil.copy(TOOLS / "spark-eventlog" / "local-1795280525362", events)
+    for jhist in sorted(FIXTURES.glob("collectors/mr-history/*.jhist")):   # recorded by the collectors helper
+        history = host / "mr-history" / "terasort-mr" / "mr-history"
+        history.mkdir(parents=True, exist_ok=True)
+        shutil.copy(jhist, history)
+    blocktrace = host / "blocktrace" / "fio-sweep"
+    blocktrace.mkdir(parents=True)
+    shutil.copy(TOOLS / "blocktrace" / "blocktrace.tsv", blocktrace)
     (run / "manifest.json").write_text(MANIFEST)
     return run
 

@@ -1,8 +1,11 @@
 """report: the HTML page of a run assembled from recorded fixtures, with real values in it."""
 import base64
 import re
+import shutil
 
+from analysis.parsers.jhist import parse_jhist
 from analysis.report import write_report
+from conftest import TOOLS
 
 
 def test_report_of_a_run(run_dir):
@@ -11,8 +14,9 @@ def test_report_of_a_run(run_dir):
     assert f"Spillway run {run_id}" in html
     images = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,([A-Za-z0-9+/=]+)"', html)
     alts = [alt for alt, _ in images]
-    # (a) fio, (d) one throughput figure per workload with iostat; (c) needs a block trace
+    # (a) fio, (c) request sizes where a block trace exists, (d) throughput per workload with iostat
     assert any(alt.startswith("fio bandwidth") for alt in alts)
+    assert any(alt.startswith("request sizes during fio-sweep") for alt in alts)
     assert sum(alt.startswith("throughput during") for alt in alts) == 2
     assert all(run_id in alt for alt in alts)
     for _, data in images:
@@ -26,18 +30,19 @@ def test_report_of_a_run(run_dir):
     assert re.search(r"\d MB/s</td>", html) and re.search(r"\d IOPS</td>", html)
     # (e) emulation notice from the manifest
     assert "emulated" in html and "150 requests/s" in html and "adds no seek latency" in html
-    assert "No block trace in this run." in html
+    assert re.search(r"read: [\d,]+ requests, write: [\d,]+ requests", html)
+    for jhist in sorted((run_dir / "raw" / "vm").glob("mr-history/*/mr-history/*.jhist")):   # collectors' recordings
+        job, _counters = parse_jhist(jhist)
+        assert f"<td>{job['job_id']}</td><td>{job['job_name']}</td>" in html
 
 
 def test_report_with_block_trace(run_dir):
-    from conftest import recorded
-    import shutil
-    trace = recorded("blocktrace.tsv")
+    trace = TOOLS / "blocktrace" / "blocktrace.tsv"
     target = run_dir / "raw" / "vm" / "blocktrace" / "spark-tiny"
     target.mkdir(parents=True)
     shutil.copy(trace, target / "blocktrace.tsv")
     html = write_report(run_dir).read_text()
-    assert 'alt="request sizes during spark-tiny' in html
+    assert 'alt="request sizes during spark-tiny' in html and 'alt="request sizes during fio-sweep' in html
 
 
 def test_report_of_a_partial_run(tmp_path):

@@ -24,12 +24,12 @@ def test_tables_of_a_run(run_dir):
 
 def test_a_broken_file_is_reported_not_fatal(run_dir):
     (run_dir / "raw" / "vm" / "workload" / "fio-sweep" / "fio-bad-read-4k.json").write_text("fio: engine libaio not loadable\n")
-    (run_dir / "raw" / "vm" / "blocktrace" / "fio-sweep").mkdir(parents=True)
+    (run_dir / "raw" / "vm" / "blocktrace" / "spark-tiny").mkdir(parents=True)
     tables = build_tables(run_dir)
     sources = tables["sources"]
     bad = sources[sources["file"].str.endswith("fio-bad-read-4k.json")].iloc[0]
     assert bad["status"] == "error" and "no JSON document" in bad["message"]
-    missing = sources[sources["source"] == "blocktrace"].iloc[0]
+    missing = sources[(sources["source"] == "blocktrace") & (sources["workload_id"] == "spark-tiny")].iloc[0]
     assert missing["status"] == "missing" and "blocktrace.tsv" in missing["message"]
     assert len(tables["fio"]) == 4
 
