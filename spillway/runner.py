@@ -171,7 +171,6 @@ class Bench:
             self._timed_play(f"{wid}: start collectors", "collectors.yml", f"{wid}.collectors-start",
                              record=record["steps"], action="start", workload_id=wid)
             self.collectors_running = wid
-            window_start = time.time()
             for step in ("prepare", "run", "validate"):
                 commands = workload.commands(step, params)
                 if not commands:
@@ -187,18 +186,17 @@ class Bench:
         finally:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
             if self.collectors_running == wid:
-                self._collectors_stop_and_fetch(wid, record, window_start)
+                self._collectors_stop_and_fetch(wid, record)
             record["status"] = "ok" if ok else ("interrupted" if sys.exc_info()[0] is KeyboardInterrupt
                                                 else "failed")
             self.run.save()
         return ok
 
-    def _collectors_stop_and_fetch(self, wid, record, window_start):
+    def _collectors_stop_and_fetch(self, wid, record):
         for action in ("stop", "fetch"):
             try:
                 self._timed_play(f"{wid}: {action} collectors", "collectors.yml", f"{wid}.collectors-{action}",
-                                 record=record["steps"], action=action, workload_id=wid,
-                                 window_start=int(window_start))
+                                 record=record["steps"], action=action, workload_id=wid)
             except StepFailed as err:
                 record.setdefault("warnings", []).append(str(err))
         self.collectors_running = None
@@ -206,7 +204,7 @@ class Bench:
     def _stop_collectors_quietly(self):
         if self.collectors_running:
             self._play("collectors.yml", f"{self.collectors_running}.collectors-stop-interrupted",
-                       action="stop", workload_id=self.collectors_running, window_start=0)
+                       action="stop", workload_id=self.collectors_running)
 
     def _report(self):
         line = self._progress("report")
