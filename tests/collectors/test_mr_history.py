@@ -34,3 +34,4 @@ def test_history_dirs_come_from_mapred_site(tmp_path):
     site.write_text("<configuration><property><name>mapreduce.jobhistory.done-dir</name>"
                     "<value>/spillway/mr-history/done</value></property></configuration>")
     assert stop.history_dirs(site)[0] == "/spillway/mr-history/done"
+
