@@ -94,3 +94,42 @@ def mr_job_summary(mr_jobs: pd.DataFrame, mr_counters: pd.DataFrame) -> pd.DataF
         pivot = pivot.rename(columns=wanted).reset_index()
         summary = summary.merge(pivot, on="job_id", how="left")
     return summary
+
+
+def workload_io_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """One row per workload run: how long it took and what it moved, by layer (bytes):
+    Spark stages (sums over stage attempts), MapReduce job counters, and the devices themselves
+    (diskstats window totals). The shuffle volume is the paper-comparable figure (NVMe-SSD-for-Spark, Table III)."""
+    ids = set()
+    for name in ("workloads", "stages", "mr_jobs", "disk_totals"):
+        if "workload_id" in tables[name]:
+            ids |= set(tables[name]["workload_id"].dropna())
+    rows = {wid: {"workload_id": wid} for wid in sorted(ids)}
+    workloads = tables["workloads"]
+    for w in workloads.itertuples():
+        rows[w.workload_id].update(status=w.status, duration_s=w.duration_s)
+    stages = tables["stages"]
+    if "stage_id" in stages and not stages.empty:
+        sums = stages.groupby("workload_id").agg(
+            spark_stages=("stage_id", "size"), input_bytes=("input_bytes", "sum"), output_bytes=("output_bytes", "sum"),
+            shuffle_read_bytes=("shuffle_read_bytes", "sum"), shuffle_write_bytes=("shuffle_write_bytes", "sum"),
+            spill_disk_bytes=("disk_spilled_bytes", "sum"))
+        for wid, values in sums.iterrows():
+            rows[wid].update(values.to_dict())
+    summary = mr_job_summary(tables["mr_jobs"], tables["mr_counters"])
+    if not summary.empty:
+        for column in ("hdfs_read_bytes", "hdfs_written_bytes", "shuffle_bytes"):
+            if column not in summary:
+                summary[column] = np.nan
+        mr = summary.groupby("workload_id").agg(mr_jobs=("job_id", "size"), mr_hdfs_read_bytes=("hdfs_read_bytes", "sum"),
+                                                mr_hdfs_written_bytes=("hdfs_written_bytes", "sum"),
+                                                mr_shuffle_bytes=("shuffle_bytes", "sum"))
+        for wid, values in mr.iterrows():
+            rows[wid].update(values.to_dict())
+    totals = tables["disk_totals"]
+    if "read_bytes" in totals and not totals.empty:
+        device = totals.groupby("workload_id").agg(device_read_bytes=("read_bytes", "sum"),
+                                                    device_write_bytes=("write_bytes", "sum"))
+        for wid, values in device.iterrows():
+            rows[wid].update(values.to_dict())
+    return pd.DataFrame(list(rows.values()))

@@ -149,7 +149,7 @@ def _stage_rows(stages: pd.DataFrame) -> list[dict]:
     if stages.empty or "stage_id" not in stages:
         return rows
     for s in stages.itertuples():
-        rows.append({"workload": s.workload_id, "host": s.host, "app": s.app_id, "stage": f"{s.stage_id}.{s.attempt}",
+        rows.append({"workload": s.workload_id, "host": s.host, "app": s.app_id, "stage": f"{s.stage_id}" + (f" (attempt {s.attempt})" if s.attempt else ""),
                      "name": s.name, "tasks": s.num_tasks, "status": s.status, "duration": _num(s.duration_s, "s"),
                      "input": metrics.format_bytes(s.input_bytes), "output": metrics.format_bytes(s.output_bytes),
                      "shuffle_read": metrics.format_bytes(s.shuffle_read_bytes),
@@ -170,6 +170,26 @@ def _mr_rows(mr_jobs: pd.DataFrame, mr_counters: pd.DataFrame) -> list[dict]:
                      **{k: metrics.format_bytes(job.get(k)) for k in
                         ("hdfs_read_bytes", "hdfs_written_bytes", "shuffle_bytes", "local_written_bytes")},
                      "spilled": _num(job.get("spilled_records"), "records", 0)})
+    return rows
+
+
+def _workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:
+    rows = []
+    for w in metrics.workload_io_summary(tables).to_dict("records"):
+        get = w.get
+        status = get("status")
+        rows.append({"workload": w["workload_id"],
+                     "status": status if isinstance(status, str) else "missing",
+                     "duration": _num(get("duration_s"), "s", 1),
+                     "input": metrics.format_bytes(get("input_bytes")), "output": metrics.format_bytes(get("output_bytes")),
+                     "shuffle_read": metrics.format_bytes(get("shuffle_read_bytes")),
+                     "shuffle_write": metrics.format_bytes(get("shuffle_write_bytes")),
+                     "spill": metrics.format_bytes(get("spill_disk_bytes")),
+                     "mr_hdfs": f"{metrics.format_bytes(get('mr_hdfs_read_bytes'))} / "
+                                f"{metrics.format_bytes(get('mr_hdfs_written_bytes'))}",
+                     "mr_shuffle": metrics.format_bytes(get("mr_shuffle_bytes")),
+                     "device": f"{metrics.format_bytes(get('device_read_bytes'))} / "
+                               f"{metrics.format_bytes(get('device_write_bytes'))}"})
     return rows
 
 
@@ -248,6 +268,7 @@ def build_context(run_dir: Path) -> dict:
         "problems": _problems(manifest, tables),
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
+        "workload_io_rows": _workload_io_rows(tables),
         "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),

@@ -38,10 +38,15 @@ def test_input_and_output_bytes_of_a_job_writing_and_reading_text():
     assert written.item() > 1000 and read.item() >= written.item()   # + the _SUCCESS marker and splits
 
 
-def test_inprogress_log_keeps_finished_and_running_stages():
-    path = recorded("*.inprogress", "the analysis helper (copy of a running job's log)")
-    stages = parse_event_logs(path)
-    assert "succeeded" in set(stages["status"])
+def test_yarn_application_log_and_its_inprogress_copy():
+    """Recorded by the eventlog collector on the cluster (YARN client mode)."""
+    done = recorded("application_*[0-9]")
+    stages = parse_event_logs(done)
+    assert set(stages["app_id"]) == {done.name} and set(stages["status"]) == {"succeeded"}
+    assert stages["shuffle_write_bytes"].sum() == stages["shuffle_read_bytes"].sum() > 0
+    # Copied while the job was starting: jobs announced, no stage submitted yet -> no stage attempt.
+    early = parse_event_logs(recorded("application_*.inprogress"))
+    assert list(early.columns) == STAGE_COLUMNS and early.empty
 
 
 def test_zstd_compressed_log():
