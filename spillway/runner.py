@@ -46,7 +46,9 @@ class Tail(threading.Thread):
                     chunk = f.read()
                     offset = f.tell()
                 for line in chunk.splitlines():
-                    if line.strip() and (not LOG4J_LINE.match(line) or JOB_PROGRESS.search(line)):
+                    # skip JVM log lines (but not job progress) and indented detail such as counter dumps
+                    if line.strip() and not line[0].isspace() and (
+                            not LOG4J_LINE.match(line) or JOB_PROGRESS.search(line)):
                         say(f"      {line.strip()[:160]}")
                         last = time.monotonic()
             if time.monotonic() - last >= HEARTBEAT_S:
@@ -73,7 +75,8 @@ class Bench:
                     self.instances.append((workload, wid, rep, params))
         self.run = None
         self.step_no = 0
-        self.total_steps = 3 + 4 * len(self.instances)
+        # provision, facts, report + per workload run: begin, its steps, end
+        self.total_steps = 3 + sum(2 + len(steps_with_commands(w, p)) for w, _, _, p in self.instances)
         self.collectors_running = None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -129,7 +132,7 @@ class Bench:
         say(f"  run directory: {self.run.path}")
         status = "completed"
         try:
-            self._timed_play("provision", "provision.yml", "provision")
+            self._timed_play("provision", "provision.yml", "provision", provision_health_check=False)
             self._timed_play("facts", "facts.yml", "facts")
             self._load_facts()
             for workload, wid, rep, params in self.instances:
@@ -165,46 +168,44 @@ class Bench:
                   "parameters": params, "status": "running", "steps": []}
         self.run.manifest["workloads"].append(record)
         say(f"== {wid} ({workload.manifest['description']})")
-        ok = False
+        ok, interrupted = False, False
+        self.collectors_running = wid  # stop is harmless for collectors that never started
         try:
-            self._timed_play(f"{wid}: health check", "health.yml", f"{wid}.health", record=record["steps"])
-            self._timed_play(f"{wid}: start collectors", "collectors.yml", f"{wid}.collectors-start",
-                             record=record["steps"], action="start", workload_id=wid)
-            self.collectors_running = wid
-            for step in ("prepare", "run", "validate"):
-                commands = workload.commands(step, params)
-                if not commands:
-                    continue
+            self._timed_play(f"{wid}: health check, start collectors", "workload-begin.yml", f"{wid}.begin",
+                             record=record["steps"], workload_id=wid)
+            for step in steps_with_commands(workload, params):
                 out = self._spillway_root() / "runs" / self.run.manifest["run_id"] / "workload" / wid
                 self._timed_play(f"{wid}: {step}", "workload-step.yml", f"{wid}.{step}",
                                  record=record["steps"], step_log=out / f"{step}.log",
                                  workload_name=workload.name, workload_id=wid, step=step,
-                                 params=params, commands=commands)
+                                 params=params, commands=workload.commands(step, params))
             ok = True
         except StepFailed:
             pass
+        except KeyboardInterrupt:
+            interrupted = True
+            raise
         finally:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
-            if self.collectors_running == wid:
-                self._collectors_stop_and_fetch(wid, record)
-            record["status"] = "ok" if ok else ("interrupted" if sys.exc_info()[0] is KeyboardInterrupt
-                                                else "failed")
+            record["status"] = "ok" if ok else ("interrupted" if interrupted else "failed")
+            self._collectors_stop_and_fetch(wid, record)
             self.run.save()
         return ok
 
     def _collectors_stop_and_fetch(self, wid, record):
-        for action in ("stop", "fetch"):
-            try:
-                self._timed_play(f"{wid}: {action} collectors", "collectors.yml", f"{wid}.collectors-{action}",
-                                 record=record["steps"], action=action, workload_id=wid)
-            except StepFailed as err:
-                record.setdefault("warnings", []).append(str(err))
+        try:
+            self._timed_play(f"{wid}: stop collectors, fetch outputs", "workload-end.yml", f"{wid}.end",
+                             record=record["steps"], workload_id=wid)
+        except StepFailed as err:
+            record.setdefault("warnings", []).append(str(err))
+            # the stop play failed before fetching: fetch on its own, so nothing collected is lost
+            self._play("collectors.yml", f"{wid}.fetch-after-failed-end", action="fetch", workload_id=wid)
         self.collectors_running = None
 
     def _stop_collectors_quietly(self):
         if self.collectors_running:
-            self._play("collectors.yml", f"{self.collectors_running}.collectors-stop-interrupted",
-                       action="stop", workload_id=self.collectors_running)
+            self._play("workload-end.yml", f"{self.collectors_running}.end-interrupted",
+                       workload_id=self.collectors_running)
 
     def _report(self):
         line = self._progress("report")
@@ -222,6 +223,11 @@ class Bench:
             return None
         say(f"{line}: ok ({took:.1f} s)")
         return self.run.path / "report.html"
+
+
+def steps_with_commands(workload, params):
+    """The workload's steps that have commands for these parameters, in order."""
+    return [step for step in workloads_mod.STEPS if workload.commands(step, params)]
 
 
 def first_message(failures):

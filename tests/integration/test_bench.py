@@ -60,8 +60,9 @@ def test_event_log_shows_terasort_stages_with_shuffle(bench):
     stages = table(run_dir, "stages")
     spark = stages[stages.workload_id == "terasort-spark"]
     assert len(spark) >= 2
-    assert spark.shuffle_write_bytes.sum() > 100e6   # 200 MB of rows go through the shuffle
-    assert spark.shuffle_read_bytes.sum() > 100e6
+    # all 200 MB of rows go through the shuffle (compressed by Spark: about 110 MB measured)
+    assert spark.shuffle_write_bytes.sum() > 50e6
+    assert spark.shuffle_read_bytes.sum() == spark.shuffle_write_bytes.sum()
 
 
 def test_iostat_saw_io_on_the_hdfs_device(bench):
