@@ -199,7 +199,7 @@ class Bench:
         except StepFailed as err:
             record.setdefault("warnings", []).append(str(err))
             # the stop play failed before fetching: fetch on its own, so nothing collected is lost
-            self._play("collectors.yml", f"{wid}.fetch-after-failed-end", action="fetch", workload_id=wid)
+            self._play("collectors.yml", f"{wid}.fetch-after-failed-end", collectors_action="fetch", workload_id=wid)
         self.collectors_running = None
 
     def _stop_collectors_quietly(self):
