@@ -218,7 +218,7 @@ def _problems(manifest: dict, tables: dict[str, pd.DataFrame]) -> list[str]:
     for workload in tables["workloads"].itertuples():
         if workload.status not in ("ok",):
             problems.append(f"workload {workload.workload_id}: {workload.status}")
-    for source in tables["sources"][tables["sources"]["status"] != "ok"].itertuples():
+    for source in tables["sources"][~tables["sources"]["status"].isin(["ok", "none"])].itertuples():
         problems.append(f"{source.source} of {source.workload_id} on {source.host}: {source.status} — {source.message}")
     for source in tables["sources"][tables["sources"]["message"].fillna("").str.startswith("repaired")].itertuples():
         problems.append(f"{source.file}: {source.message}")

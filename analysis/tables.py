@@ -44,6 +44,19 @@ class _Collector:
         self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
                              "file": what, "status": "missing", "rows": 0, "message": f"no {what}"})
 
+    def none_or_missing(self, raw, what: str) -> None:
+        """No file of an application-level collector: the workload ran no such application, unless
+        the collector said it failed (collector-error.txt), in which case the data is missing."""
+        error = raw.path / "collector-error.txt"
+        if error.exists():
+            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
+                                 "file": what, "status": "missing", "rows": 0,
+                                 "message": error.read_text(errors="replace").strip()[:500]})
+        else:
+            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
+                                 "file": what, "status": "none", "rows": 0,
+                                 "message": f"no {what}: the workload ran none"})
+
 
 def _fio_frame(path: Path) -> pd.DataFrame:
     return pd.DataFrame(fio.parse_fio_json(path))
@@ -91,14 +104,14 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         folder = raw.path / "eventlogs" if (raw.path / "eventlogs").is_dir() else raw.path
         logs = [files for files in eventlog.event_log_files(folder) if files]
         if not logs:
-            acc.missing(raw, "Spark event log")
+            acc.none_or_missing(raw, "Spark event log")
         for files in logs:
             acc.parse("stages", raw, files[0] if len(files) == 1 else files[0].parent,
                       lambda _p, files=files: eventlog.stage_attempts(eventlog.read_events(files)))
     for raw in raw_outputs(run_dir, "mr-history"):
         files = sorted(raw.path.rglob("*.jhist"))
         if not files:
-            acc.missing(raw, ".jhist")
+            acc.none_or_missing(raw, ".jhist")
         for file in files:
             acc.parse("mr_jobs", raw, file, _jhist_jobs)
             acc.parse("mr_counters", raw, file, _jhist_counters)
