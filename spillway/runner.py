@@ -81,7 +81,8 @@ class Bench:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _spillway_root(self):
-        return Path("/var/lib/spillway") / self.inventory.name
+        """Where step logs appear on a local host (role common's default unless the inventory moves it)."""
+        return Path(self.inventory.variables.get("spillway_root", f"/var/lib/spillway/{self.inventory.name}"))
 
     def _play(self, playbook, log_name, **extra_vars):
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
