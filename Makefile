@@ -12,7 +12,7 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report test teardown venv
+.PHONY: help setup bench report test teardown venv workloads
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -20,6 +20,7 @@ help: ## Show the targets and their variables
 	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=$(REPEAT)]"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
+	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
 	@echo "  make teardown [CLUSTER=$(CLUSTER)]  stop daemons, remove emulated disks, mounts and throttles"
 	@echo
@@ -41,6 +42,9 @@ bench: ## provision if needed, run the workloads, collect, report
 	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE)
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT)
+
+workloads: venv ## list the workloads and what each scale profile means
+	@$(PY) -m spillway workloads
 
 report: venv
 	@$(PY) -m analysis report $(RUN)
