@@ -67,3 +67,19 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
         if match:
             result.changed += int(match["changed"])
     return result
+
+
+def first_message(failures):
+    """The `msg:` of the first failed task, joined when Ansible's YAML output wraps it over lines."""
+    for block in failures:
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.strip().startswith("msg:"):
+                depth = len(line) - len(line.lstrip())
+                parts = [line.strip()[4:].strip().lstrip("|>-").strip()]
+                for follow in lines[i + 1:]:
+                    if len(follow) - len(follow.lstrip()) <= depth:
+                        break
+                    parts.append(follow.strip())
+                return " ".join(p for p in parts if p)
+    return "see the log"

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
-from spillway.ansible import run_playbook
+from spillway.ansible import first_message, run_playbook
 from spillway.rundir import RunDirectory, StepFailed, new_run_id
 
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort")
@@ -229,22 +229,6 @@ class Bench:
 def steps_with_commands(workload, params):
     """The workload's steps that have commands for these parameters, in order."""
     return [step for step in workloads_mod.STEPS if workload.commands(step, params)]
-
-
-def first_message(failures):
-    """The `msg:` of the first failed task, joined when Ansible's YAML output wraps it over lines."""
-    for block in failures:
-        lines = block.splitlines()
-        for i, line in enumerate(lines):
-            if line.strip().startswith("msg:"):
-                depth = len(line) - len(line.lstrip())
-                parts = [line.strip()[4:].strip().lstrip("|>-").strip()]
-                for follow in lines[i + 1:]:
-                    if len(follow) - len(follow.lstrip()) <= depth:
-                        break
-                    parts.append(follow.strip())
-                return " ".join(p for p in parts if p)
-    return "see the log"
 
 
 def indent(text):

@@ -1,8 +1,7 @@
 """Reading Ansible's output: the failed task's message, on a real recorded ansible-core 2.19 run
 (tests/fixtures/ansible/failed-run.log: one ignored failure, then a failed task with a wrapped msg)."""
 from spillway import REPO
-from spillway.ansible import RECAP, _failures
-from spillway.runner import first_message
+from spillway.ansible import RECAP, _failures, first_message
 
 LOG = (REPO / "tests/fixtures/ansible/failed-run.log").read_text().splitlines()
 
