@@ -43,8 +43,7 @@ class Inventory:
     @property
     def all_local(self):
         """True when every host is this machine over a local connection."""
-        return all(self.host_vars.get(h, {}).get("ansible_connection",
-                   self.variables.get("ansible_connection")) == "local" for h in self.hosts)
+        return all_local(self.hosts, self.host_vars, self.variables)
 
     @property
     def backends(self):
@@ -56,6 +55,12 @@ class Inventory:
 
     def emulated_profiles(self):
         return sorted({b["profile"] for b in self.backends.values() if b["kind"] == "emulated"})
+
+
+def all_local(hosts, host_vars, variables):
+    """True when every one of `hosts` is reached over Ansible's local connection."""
+    return all(host_vars.get(h, {}).get("ansible_connection", variables.get("ansible_connection")) == "local"
+               for h in hosts)
 
 
 def storage_profiles():
@@ -155,8 +160,7 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
         if backend not in backends:
             problems.append(f"{vars_file}: spillway_placement.{purpose}: '{backend}' is not a backend; "
                             f"defined backends: {', '.join(sorted(backends))}")
-    local_only = all(host_vars.get(h, {}).get("ansible_connection") == "local"
-                     for h in groups.get("workers", []))
+    local_only = all_local(groups.get("workers", []), host_vars, variables)
     for bname, backend in sorted(backends.items()):
         if backend["kind"] != "mount" or not local_only:
             continue  # remote mount points are checked on the hosts by the storage role

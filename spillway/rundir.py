@@ -73,7 +73,7 @@ class RunDirectory:
         start = time.monotonic()
         try:
             yield entry
-            entry["status"] = entry.get("status_override", "ok")
+            entry["status"] = "ok"
         except KeyboardInterrupt:
             entry["status"] = "interrupted"
             raise
@@ -86,7 +86,6 @@ class RunDirectory:
             entry["error"] = f"{type(err).__name__}: {err}"
             raise
         finally:
-            entry.pop("status_override", None)
             entry["ended_at"] = utc_now()
             entry["duration_s"] = round(time.monotonic() - start, 3)
             self.save()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, run_playbook
-from spillway.rundir import RunDirectory, StepFailed, new_run_id
+from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
 
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort")
 HEARTBEAT_S = 30
@@ -211,12 +211,15 @@ class Bench:
     def _report(self):
         line = self._progress("report")
         say(f"{line} ...")
-        start = time.monotonic()
+        start, started_at = time.monotonic(), utc_now()
         proc = subprocess.run([sys.executable, "-m", "analysis", "report", str(self.run.path)], cwd=REPO,
                               capture_output=True, text=True)
         (self.run.path / "logs" / "report.log").write_text(proc.stdout + proc.stderr)
         took = time.monotonic() - start
+        # Recorded after the fact, not with run.step(): the report reads the manifest and would
+        # otherwise list its own step as still running.
         self.run.manifest["steps"].append({"name": "report", "status": "ok" if proc.returncode == 0 else "failed",
+                                           "started_at": started_at, "ended_at": utc_now(),
                                            "duration_s": round(took, 3), "log": "logs/report.log"})
         self.run.save()
         if proc.returncode != 0:
