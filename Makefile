@@ -3,6 +3,12 @@ CLUSTER   ?= local
 WORKLOADS ?=
 SCALE     ?= tiny
 REPEAT    ?= 1
+WARMUP    ?=
+DROP_CACHES ?=
+PARAMS    ?=
+CORES     ?=
+PLACEMENT ?=
+BACKENDS  ?=
 RUN       ?= latest
 
 VENV   := .venv
@@ -17,7 +23,8 @@ CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
 	@echo
-	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=$(REPEAT)]"
+	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
+	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
 	@echo "  make workloads  the workloads and their scale profiles"
@@ -41,7 +48,9 @@ setup: venv
 bench: ## provision if needed, run the workloads, collect, report
 	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE)
 	@$(MAKE) --no-print-directory setup
-	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT)
+	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
+		--warmup '$(WARMUP)' --drop-caches '$(DROP_CACHES)' --params '$(PARAMS)' --cores '$(CORES)' \
+		--placement '$(PLACEMENT)' --backends '$(BACKENDS)'
 
 workloads: venv ## list the workloads and what each scale profile means
 	@$(PY) -m spillway workloads

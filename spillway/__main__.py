@@ -10,9 +10,12 @@ from spillway.workloads import WorkloadError
 def cmd_bench(args):
     from spillway.runner import DEFAULT_WORKLOADS, Bench
     names = workloads.parse_list(args.workloads, DEFAULT_WORKLOADS)
-    if args.repeat < 1:
-        raise WorkloadError(f"REPEAT must be 1 or more, got {args.repeat}")
-    return Bench(args.cluster, names, args.scale, args.repeat).execute()
+    warmup = {"": None, "0": False, "1": True}.get(args.warmup)
+    if args.warmup not in ("", "0", "1") or args.drop_caches not in ("", "0", "1"):
+        raise WorkloadError("WARMUP and DROP_CACHES take 0 or 1")
+    return Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
+                 placement=args.placement, backends=args.backends, warmup=warmup,
+                 drop_caches=args.drop_caches == "1").execute()
 
 
 def cmd_validate(args):
@@ -39,7 +42,14 @@ def main(argv=None):
     bench.add_argument("--cluster", default="local")
     bench.add_argument("--workloads", default="", help="comma-separated; empty = the default suite")
     bench.add_argument("--scale", default="tiny")
-    bench.add_argument("--repeat", type=int, default=1)
+    bench.add_argument("--repeat", type=int, default=1, help="measured repetitions of each workload run")
+    bench.add_argument("--warmup", default="", help="1/0: a discarded warm-up run first (default: 1 when repeat > 1)")
+    bench.add_argument("--drop-caches", default="", help="1: drop the workers' page cache before every run")
+    bench.add_argument("--params", default="", help="'name=value workload.name=value ...' parameter overrides")
+    bench.add_argument("--cores", default="", help="executor cores per node, a list sweeps: '1,2'")
+    bench.add_argument("--placement", default="",
+                       help="'matrix' or 'hdfs=<backend>,local=<backend>'; empty: the inventory's")
+    bench.add_argument("--backends", default="", help="backends of the placement matrix: 'hdd,ssd'")
     bench.set_defaults(func=cmd_bench)
     validate = sub.add_parser("validate", help="validate an inventory")
     validate.add_argument("--cluster", default="local")

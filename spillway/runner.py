@@ -11,6 +11,8 @@ import subprocess
 import sys
 import threading
 import time
+from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
@@ -60,23 +62,99 @@ class Tail(threading.Thread):
         self.join()
 
 
+@dataclass
+class Instance:
+    """One workload run: a sweep point of a workload under one placement and core count, one repetition."""
+    workload: workloads_mod.Workload
+    id: str
+    params: dict
+    placement: dict
+    executor_cores: int | None  # None: the cluster's spark-defaults
+    repetition: int  # 0 = the discarded warm-up
+
+    @property
+    def warmup(self):
+        return self.repetition == 0
+
+
+def placements(inventory, placement, backends):
+    """The placements a bench runs under: the inventory's, one given as `hdfs=a,local=b`, or `matrix`:
+    HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper)."""
+    names = workloads_mod.parse_list(backends, inventory.backends)
+    unknown = [b for b in names if b not in inventory.backends]
+    if unknown:
+        raise workloads_mod.WorkloadError(
+            f"BACKENDS: {', '.join(unknown)} not defined in inventory '{inventory.name}'; its backends: "
+            f"{', '.join(inventory.backends)}")
+    if not placement:
+        return [dict(inventory.placement)]
+    if placement == "matrix":
+        return [{"hdfs": h, "local": loc} for h in names for loc in names]
+    chosen = dict(item.split("=", 1) for item in placement.split(",") if "=" in item)
+    if set(chosen) != {"hdfs", "local"} or any(b not in inventory.backends for b in chosen.values()):
+        raise workloads_mod.WorkloadError(
+            f"PLACEMENT: '{placement}' is not 'matrix' or 'hdfs=<backend>,local=<backend>' with backends of "
+            f"inventory '{inventory.name}' ({', '.join(inventory.backends)})")
+    return [chosen]
+
+
+def parse_cores(text):
+    """CORES='1,2' -> [1, 2]; empty -> [None] (the cluster's executor sizing)."""
+    if not text:
+        return [None]
+    try:
+        cores = [int(c) for c in workloads_mod.parse_list(text, ())]
+    except ValueError:
+        raise workloads_mod.WorkloadError(f"CORES: '{text}' is not a comma-separated list of integers") from None
+    if any(c < 1 for c in cores):
+        raise workloads_mod.WorkloadError(f"CORES: '{text}': every value must be 1 or more")
+    return cores
+
+
 class Bench:
-    def __init__(self, cluster, workload_names, scale, repeat, overrides=None):
+    def __init__(self, cluster, workload_names, scale, repeat, params="", cores="", placement="",
+                 backends="", warmup=None, drop_caches=False):
         # All validation first: nothing is touched before the inventory and workloads are known good.
         self.inventory = inventory_mod.load(cluster)
         self.scale = scale
+        if repeat < 1:
+            raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more, got {repeat}")
         self.repeat = repeat
+        # Monotasks' method: one discarded warm-up run before measured repetitions (by default when there
+        # are several, so the first one does not pay for cold caches and JIT alone).
+        self.warmup = repeat > 1 if warmup is None else warmup
+        self.drop_caches = drop_caches
+        self.placements = placements(self.inventory, placement, backends)
+        self.cores = parse_cores(cores)
+        chosen = [workloads_mod.load(name) for name in workload_names]
+        from_inventory = {k: v for k, v in
+                          (self.inventory.variables.get("spillway_workload_parameters") or {}).items()}
+        workloads_mod.check_overrides(chosen, from_inventory,
+                                      f"inventory '{cluster}' spillway_workload_parameters", other_workloads_ok=True)
+        from_command_line = workloads_mod.parse_params(params)
+        workloads_mod.check_overrides(chosen, from_command_line, "PARAMS")
+        self.overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in
+                                                                         from_command_line.items()}}
         self.instances = []
-        for name in workload_names:
-            workload = workloads_mod.load(name)
-            for instance_id, params in workload.instances(scale, overrides):
-                for rep in range(1, repeat + 1):
-                    wid = instance_id if repeat == 1 else f"{instance_id}-r{rep}"
-                    self.instances.append((workload, wid, rep, params))
+        for place in self.placements:
+            for workload in chosen:
+                overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
+                for sweep_id, params in workload.instances(scale, overrides):
+                    for cores_value in self.cores:
+                        base = sweep_id
+                        if len(self.placements) > 1:
+                            base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
+                        if cores_value is not None:
+                            base += f"-p{cores_value}"
+                        for rep in range(0 if self.warmup else 1, repeat + 1):
+                            wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
+                            self.instances.append(Instance(workload, wid, params, place, cores_value, rep))
         self.run = None
         self.step_no = 0
-        # provision, facts, report + per workload run: begin, its steps, end
-        self.total_steps = 3 + sum(2 + len(steps_with_commands(w, p)) for w, _, _, p in self.instances)
+        self.placement = None  # the placement the cluster is provisioned with
+        # per placement: provision, facts; per workload run: begin, its steps, end; and the report
+        self.total_steps = 2 * len(self.placements) + 1 + sum(
+            2 + len(steps_with_commands(i.workload, i.params)) for i in self.instances)
         self.collectors_running = None
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -86,6 +164,8 @@ class Bench:
 
     def _play(self, playbook, log_name, **extra_vars):
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
+        if self.placement:  # extra vars beat group_vars: every playbook sees the placement being measured
+            extra["spillway_placement"] = self.placement
         return run_playbook(self.inventory.name, playbook, extra, self.run.path / "logs" / f"{log_name}.log")
 
     def _progress(self, label):
@@ -122,23 +202,25 @@ class Bench:
             new_run_id(inv.name),
             cluster=inv.name,
             inventory={"name": inv.name, "sha256": inv.digest, "files": inv.files, "groups": inv.groups},
-            parameters={"workloads": sorted({w.name for w, *_ in self.instances}), "scale": self.scale,
-                        "repeat": self.repeat},
+            parameters={"workloads": sorted({i.workload.name for i in self.instances}), "scale": self.scale,
+                        "repeat": self.repeat, "warmup": self.warmup, "drop_caches": self.drop_caches,
+                        "placements": self.placements, "executor_cores": self.cores,
+                        "overrides": self.overrides},
             storage={"backends": inv.backends, "placement": inv.placement},
             emulation={"profiles": {p: profiles["profiles"][p] for p in used},
                        "limitations": profiles["limitations"] if used else []},
             hosts={})
         say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{inv.name}', scale {self.scale}, "
-            f"{len(self.instances)} workload run(s): {', '.join(wid for _, wid, _, _ in self.instances)}")
+            f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
         say(f"  run directory: {self.run.path}")
         status = "completed"
         try:
-            self._timed_play("provision", "provision.yml", "provision", provision_health_check=False)
-            self._timed_play("facts", "facts.yml", "facts")
-            self._load_facts()
-            for workload, wid, rep, params in self.instances:
-                if not self._workload(workload, wid, rep, params):
-                    status = "failed"
+            for _, group in groupby(self.instances, key=lambda i: sorted(i.placement.items())):
+                group = list(group)
+                self._provision(group[0].placement)
+                for instance in group:
+                    if not self._workload(instance):
+                        status = "failed"
         except KeyboardInterrupt:
             status = "interrupted"
             say("\ninterrupted: stopping collectors and keeping what was collected")
@@ -154,6 +236,17 @@ class Bench:
             say(str(report))
         return 0 if status == "completed" else 1
 
+    def _provision(self, placement):
+        """Provision (a no-op when nothing changed) for a placement, then record the hosts' facts."""
+        self.placement = placement
+        label, suffix = "", ""
+        if len(self.placements) > 1:
+            label = f" (hdfs={placement['hdfs']}, local={placement['local']})"
+            suffix = f"-hdfs_{placement['hdfs']}-local_{placement['local']}"
+        self._timed_play(f"provision{label}", "provision.yml", f"provision{suffix}", provision_health_check=False)
+        self._timed_play(f"facts{label}", "facts.yml", f"facts{suffix}")
+        self._load_facts()
+
     def _load_facts(self):
         for host in self.inventory.hosts:
             raw = self.run.path / "raw" / host
@@ -163,35 +256,43 @@ class Bench:
             self.run.manifest["hosts"][host] = facts
         self.run.save()
 
-    def _workload(self, workload, wid, rep, params):
+    def _workload(self, instance):
         """Run one workload instance; return True when every step succeeded."""
-        record = {"id": wid, "workload": workload.name, "repetition": rep, "scale": self.scale,
-                  "parameters": params, "status": "running", "steps": []}
+        workload, wid, params = instance.workload, instance.id, instance.params
+        record = {"id": wid, "workload": workload.name, "repetition": instance.repetition,
+                  "warmup": instance.warmup, "scale": self.scale, "parameters": params,
+                  "placement": instance.placement, "executor_cores": instance.executor_cores,
+                  "status": "running", "steps": []}
         self.run.manifest["workloads"].append(record)
-        say(f"== {wid} ({workload.manifest['description']})")
-        ok, interrupted = False, False
+        say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
+        status, step = "failed", "begin"
         self.collectors_running = wid  # stop is harmless for collectors that never started
         try:
-            self._timed_play(f"{wid}: health check, start collectors", "workload-begin.yml", f"{wid}.begin",
-                             record=record["steps"], workload_id=wid)
+            self._timed_play(f"{wid}: health check, {'drop caches, ' if self.drop_caches else ''}start collectors",
+                             "workload-begin.yml", f"{wid}.begin", record=record["steps"], workload_id=wid,
+                             drop_caches=self.drop_caches)
             for step in steps_with_commands(workload, params):
                 out = self._spillway_root() / "runs" / self.run.manifest["run_id"] / "workload" / wid
                 self._timed_play(f"{wid}: {step}", "workload-step.yml", f"{wid}.{step}",
                                  record=record["steps"], step_log=out / f"{step}.log",
                                  workload_name=workload.name, workload_id=wid, step=step,
-                                 params=params, commands=workload.commands(step, params))
-            ok = True
+                                 params=params, commands=workload.commands(step, params),
+                                 executor_cores=instance.executor_cores or "")
+            status = "ok"
         except StepFailed:
-            pass
+            # A run whose output failed its check is kept and flagged, never counted as a result.
+            if step == "validate":
+                status = "invalid"
+                say(f"   {wid}: INVALID: validation failed; results kept and flagged in the manifest and report")
         except KeyboardInterrupt:
-            interrupted = True
+            status = "interrupted"
             raise
         finally:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
-            record["status"] = "ok" if ok else ("interrupted" if interrupted else "failed")
+            record["status"] = status
             self._collectors_stop_and_fetch(wid, record)
             self.run.save()
-        return ok
+        return status == "ok"
 
     def _collectors_stop_and_fetch(self, wid, record):
         try:

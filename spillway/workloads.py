@@ -38,6 +38,8 @@ MANIFEST_SCHEMA = {
                     "min": {"type": "number"},
                     "max": {"type": "number"},
                     "choices": {"type": "array"},
+                    # scales at which the parameter has no usable default (e.g. paths to real inputs)
+                    "required_for": {"type": "array", "items": {"enum": list(SCALES)}},
                 },
             },
         },
@@ -87,7 +89,10 @@ class Workload:
         return self.manifest["scales"]
 
     def parameters(self, scale, overrides=None):
-        """Parameter values for a scale: defaults < scale profile < overrides; validated."""
+        """Parameter values for a scale: defaults < scale profile < overrides; validated.
+
+        Overrides come from the inventory (spillway_workload_parameters) and the command line (PARAMS);
+        the bench narrows them to this workload with overrides_for()."""
         if scale not in self.scales:
             raise WorkloadError(f"workload '{self.name}' has no scale '{scale}'; "
                                 f"scales: {', '.join(self.scales)}")
@@ -103,6 +108,12 @@ class Workload:
                                     f"not a parameter; parameters: {', '.join(spec)}")
             for item in value if isinstance(value, list) else [value]:
                 _check_value(self.name, key, spec[key], item)
+            if scale in spec[key].get("required_for", []) and value in ("", None, []):
+                raise WorkloadError(
+                    f"workload '{self.name}' at scale '{scale}' needs parameter '{key}' "
+                    f"({spec[key]['description']}): set it for the cluster in its inventory "
+                    f"(group_vars/all.yml: spillway_workload_parameters: {{{self.name}: {{{key}: ...}}}}) "
+                    f"or for one bench (PARAMS={self.name}.{key}=...)")
         return values
 
     def instances(self, scale, overrides=None):
@@ -156,3 +167,57 @@ def parse_list(text, default):
     """'a,b' -> ['a', 'b']; empty -> the default list."""
     items = [w.strip() for w in (text or "").split(",") if w.strip()]
     return items or list(default)
+
+
+def parse_params(text):
+    """PARAMS text -> {workload or None: {parameter: value}}.
+
+    Space-separated `name=value` (every workload that has the parameter) or `workload.name=value`
+    (that workload only). Values are read as YAML, so `rows=1000` is an int, `engine=[spark]` a list
+    (a sweep) and `queries=1,3,6` a string.
+    """
+    parsed = {}
+    for item in (text or "").split():
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise WorkloadError(f"PARAMS: '{item}' is not name=value or workload.name=value")
+        workload, _, name = key.rpartition(".")
+        try:
+            value = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            value = raw
+        parsed.setdefault(workload or None, {})[name] = "" if value is None else value
+    return parsed
+
+
+def overrides_for(workload, *sources):
+    """Merge override sources (each as parse_params returns) for one workload; later sources win."""
+    merged = {}
+    for source in sources:
+        merged.update({k: v for k, v in source.get(None, {}).items() if k in workload.manifest["parameters"]})
+        merged.update(source.get(workload.name, {}))
+    return merged
+
+
+def check_overrides(workloads, source, where, other_workloads_ok=False):
+    """Refuse overrides that match nothing: a typo must not silently run the defaults.
+
+    An inventory may set parameters of workloads this bench does not run (other_workloads_ok)."""
+    by_name = {w.name: w for w in workloads}
+    for target, values in source.items():
+        if target is None:
+            for name in values:
+                if not any(name in w.manifest["parameters"] for w in workloads):
+                    raise WorkloadError(f"{where}: parameter '{name}' belongs to none of the workloads "
+                                        f"{', '.join(sorted(by_name))}")
+        elif target in by_name:
+            spec = by_name[target].manifest["parameters"]
+            for name in values:
+                if name not in spec:
+                    raise WorkloadError(f"{where}: workload '{target}' has no parameter '{name}'; "
+                                        f"parameters: {', '.join(spec)}")
+        elif target not in available():
+            raise WorkloadError(f"{where}: '{target}' is not a workload; workloads: {', '.join(available())}")
+        elif not other_workloads_ok:
+            raise WorkloadError(f"{where}: parameters for '{target}', which is not among the workloads of "
+                                f"this bench ({', '.join(sorted(by_name))})")

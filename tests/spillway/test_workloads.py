@@ -10,7 +10,9 @@ def test_shipped_manifests_validate_and_resolve_every_scale(name):
     wl = workloads.load(name)
     assert "huge" not in wl.manifest["parameters"]  # never a default
     for scale in wl.scales:
-        instances = list(wl.instances(scale))
+        # parameters without a usable default at this scale (real input paths) are given, as an inventory would
+        needed = {k: "/data/input" for k, p in wl.manifest["parameters"].items() if scale in p.get("required_for", [])}
+        instances = list(wl.instances(scale, needed))
         assert instances
         for _, params in instances:
             assert not any(isinstance(v, list) for v in params.values())
@@ -53,3 +55,37 @@ def test_bad_parameter_values_are_refused(override, message):
 def test_parse_list_defaults_when_empty():
     assert workloads.parse_list("", ("a", "b")) == ["a", "b"]
     assert workloads.parse_list(" tpch, kmeans ", ()) == ["tpch", "kmeans"]
+
+
+def test_params_text_is_read_as_yaml_per_workload_or_for_all():
+    parsed = workloads.parse_params("rows=1000 terasort.engine=[spark] queries=1,3,6 name=")
+    assert parsed == {None: {"rows": 1000, "queries": "1,3,6", "name": ""}, "terasort": {"engine": ["spark"]}}
+    with pytest.raises(WorkloadError, match="not name=value"):
+        workloads.parse_params("rows")
+
+
+def test_scoped_overrides_win_over_global_ones_and_later_sources_over_earlier():
+    wl = workloads.load("terasort")
+    inventory = {"terasort": {"rows": 5000}}
+    command_line = workloads.parse_params("rows=6000 terasort.maps=3")
+    assert workloads.overrides_for(wl, inventory, command_line) == {"rows": 6000, "maps": 3}
+    assert workloads.overrides_for(wl, {None: {"k": 3}}) == {}  # a parameter terasort does not have
+
+
+def test_parameter_required_at_a_scale_names_where_to_set_it(tmp_path, monkeypatch):
+    manifest = {
+        "name": "needs-input", "description": "d", "framework": "spark",
+        "parameters": {"reads": {"type": "str", "default": "", "description": "BAM path",
+                                 "required_for": ["small"]}},
+        "scales": {"tiny": {"data": "synthetic"}, "small": {"data": "yours"}},
+        "steps": {"run": [{"hosts": "controller", "command": "true"}]},
+    }
+    (tmp_path / "needs-input").mkdir()
+    import yaml
+    (tmp_path / "needs-input" / "workload.yml").write_text(yaml.safe_dump(manifest))
+    monkeypatch.setattr(workloads, "WORKLOADS", tmp_path)
+    wl = workloads.load("needs-input")
+    assert wl.parameters("tiny")["reads"] == ""
+    with pytest.raises(WorkloadError, match=r"spillway_workload_parameters: \{needs-input: \{reads: ...\}\}"):
+        wl.parameters("small")
+    assert wl.parameters("small", {"reads": "/data/x.bam"})["reads"] == "/data/x.bam"

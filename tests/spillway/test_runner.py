@@ -1,0 +1,83 @@
+"""How a bench expands into workload runs: placements, core counts, warm-up and repetitions, parameter
+overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real."""
+import pytest
+
+from spillway.runner import Bench, parse_cores
+from spillway.workloads import WorkloadError
+
+
+def plan(**kwargs):
+    args = {"cluster": "local", "workload_names": ["terasort"], "scale": "tiny", "repeat": 1, **kwargs}
+    return Bench(**args)
+
+
+def test_default_plan_is_one_run_per_sweep_point_under_the_inventory_placement():
+    bench = plan()
+    assert [i.id for i in bench.instances] == ["terasort-mapreduce", "terasort-spark"]
+    assert {tuple(i.placement.items()) for i in bench.instances} == {(("hdfs", "hdd"), ("local", "ssd"))}
+    assert all(i.executor_cores is None and not i.warmup for i in bench.instances)
+    # provision + facts, per run begin + prepare/run/validate + end, the report
+    assert bench.total_steps == 2 + 2 * 5 + 1
+
+
+def test_placement_matrix_is_every_hdfs_backend_by_every_local_backend_grouped_by_hdfs():
+    bench = plan(params="engine=spark", placement="matrix", backends="hdd,ssd")
+    assert [(i.placement["hdfs"], i.placement["local"]) for i in bench.instances] == [
+        ("hdd", "hdd"), ("hdd", "ssd"), ("ssd", "hdd"), ("ssd", "ssd")]
+    assert bench.instances[1].id == "terasort-hdfs_hdd-local_ssd"  # a scalar engine is no sweep
+    assert bench.total_steps == 2 * 4 + 1 + 4 * 5
+
+
+def test_one_explicit_placement():
+    bench = plan(params="engine=spark", placement="hdfs=ssd,local=hdd")
+    assert bench.instances[0].placement == {"hdfs": "ssd", "local": "hdd"}
+    assert bench.instances[0].id == "terasort"
+
+
+@pytest.mark.parametrize("placement, backends, message", [
+    ("matrix", "hdd,nvme", "nvme not defined in inventory 'local'"),
+    ("hdfs=hdd", "", "is not 'matrix' or 'hdfs=<backend>,local=<backend>'"),
+    ("hdfs=hdd,local=tape", "", "is not 'matrix'"),
+])
+def test_bad_placements_are_refused_naming_the_backends(placement, backends, message):
+    with pytest.raises(WorkloadError, match=message):
+        plan(placement=placement, backends=backends)
+
+
+def test_cores_sweep_and_repetitions_with_a_discarded_warmup():
+    bench = plan(params="engine=spark", cores="1,2", repeat=2)
+    assert [(i.id, i.executor_cores, i.repetition) for i in bench.instances] == [
+        ("terasort-p1-warmup", 1, 0), ("terasort-p1-r1", 1, 1), ("terasort-p1-r2", 1, 2),
+        ("terasort-p2-warmup", 2, 0), ("terasort-p2-r1", 2, 1), ("terasort-p2-r2", 2, 2)]
+    assert bench.instances[0].warmup and not bench.instances[1].warmup
+
+
+def test_warmup_can_be_turned_off_or_on():
+    assert [i.id for i in plan(params="engine=spark", repeat=2, warmup=False).instances] == [
+        "terasort-r1", "terasort-r2"]
+    assert [i.id for i in plan(params="engine=spark", warmup=True).instances] == [
+        "terasort-warmup", "terasort"]
+
+
+@pytest.mark.parametrize("text, message", [("1,x", "not a comma-separated list"), ("0", "1 or more")])
+def test_bad_cores_are_refused(text, message):
+    with pytest.raises(WorkloadError, match=message):
+        parse_cores(text)
+
+
+def test_command_line_parameters_reach_the_runs_and_typos_are_refused():
+    bench = plan(params="terasort.rows=5000 reducers=3")
+    assert {(i.params["rows"], i.params["reducers"]) for i in bench.instances} == {(5000, 3)}
+    with pytest.raises(WorkloadError, match="PARAMS: parameter 'rowz' belongs to none"):
+        plan(params="rowz=5")
+    with pytest.raises(WorkloadError, match="workload 'terasort' has no parameter 'k'"):
+        plan(params="terasort.k=5")
+    with pytest.raises(WorkloadError, match="parameters for 'fio-sweep', which is not among"):
+        plan(params="fio-sweep.runtime_s=2")
+    with pytest.raises(WorkloadError, match="below the minimum"):
+        plan(params="rows=1")
+
+
+def test_repeat_must_be_positive():
+    with pytest.raises(WorkloadError, match="REPEAT must be 1 or more"):
+        plan(repeat=0)
