@@ -17,7 +17,8 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="write report.html in the run directory (tables first if missing)")
     report.add_argument("run", nargs="?", default="latest", help="run directory, run id, or `latest` (default)")
     report.add_argument("--rebuild-tables", action="store_true", help="re-parse raw/ even if tables exist")
-    stages = sub.add_parser("stages", help="CSV of Spark stage attempts of an event log (file or folder)")
+    stages = sub.add_parser("stages", help="CSV of Spark stage attempts of an event log (file or folder); "
+                                                "columns in docs/tables.md, exit 2 if it is no event log")
     stages.add_argument("path", type=Path)
     args = parser.parse_args(argv)
 
@@ -35,10 +36,8 @@ def main(argv: list[str] | None = None) -> int:
                 write_tables(run_dir)
             print(write_report(run_dir))
         elif args.command == "stages":
-            if not args.path.exists():
-                raise FileNotFoundError(f"{args.path}: no such event log file or folder")
-            eventlog.parse_event_logs(args.path).to_csv(sys.stdout, index=False)
-    except (FileNotFoundError, eventlog.MissingCodec) as error:
+            eventlog.parse_event_logs(args.path).stages.to_csv(sys.stdout, index=False)
+    except (FileNotFoundError, eventlog.MissingCodec, eventlog.NotAnEventLog) as error:
         print(f"analysis: {error}", file=sys.stderr)
         return 2
     return 0

@@ -13,8 +13,11 @@ import pandas as pd
 from .parsers import blocktrace, diskstats, eventlog, fio, iostat, jhist, manifest as manifest_parser
 from .rundir import load_manifest, raw_outputs
 
-TABLE_NAMES = ("fio", "iostat", "disk_totals", "block_requests", "stages", "mr_jobs", "mr_counters",
-               "steps", "workloads", "sources")
+# Spark event log tables: EventLog attribute -> table name.
+SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
+                "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
+TABLE_NAMES = ("fio", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
+               "mr_counters", "steps", "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -27,17 +30,24 @@ class _Collector:
 
     def parse(self, table: str, raw: "raw_outputs", file: Path, parse: Callable[[Path], pd.DataFrame],
               note: str = "") -> None:
+        self.parse_many(raw, file, lambda path: ({table: parse(path)}, note), counted=table)
+
+    def parse_many(self, raw: "raw_outputs", file: Path,
+                   parse: Callable[[Path], tuple[dict[str, pd.DataFrame], str]], counted: str) -> None:
+        """One file that feeds several tables; parse gives (table -> frame, note for `sources`);
+        `rows` counts those of table `counted`."""
         entry = {"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
-                 "file": str(file.relative_to(raw.path.parents[2])), "status": "ok", "rows": 0, "message": note}
+                 "file": str(file.relative_to(raw.path.parents[2])), "status": "ok", "rows": 0, "message": ""}
         try:
-            frame = parse(file)
+            frames, entry["message"] = parse(file)
         except Exception as error:  # noqa: BLE001 - one bad file must not hide the others
             entry.update(status="error", message=f"{type(error).__name__}: {error}")
         else:
-            frame.insert(0, "workload_id", raw.workload_id)
-            frame.insert(0, "host", raw.host)
-            self.frames[table].append(frame)
-            entry["rows"] = len(frame)
+            for table, frame in frames.items():
+                frame.insert(0, "workload_id", raw.workload_id)
+                frame.insert(0, "host", raw.host)
+                self.frames[table].append(frame)
+            entry["rows"] = len(frames[counted])
         self.sources.append(entry)
 
     def missing(self, raw, what: str) -> None:
@@ -77,6 +87,18 @@ def _jhist_counters(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=jhist.COUNTER_COLUMNS)
 
 
+def _spark_tables(files: list[Path]) -> tuple[dict[str, pd.DataFrame], str]:
+    """The Spark tables of one log, and a note of what was skipped or not understood."""
+    log = eventlog.parse_event_log(files)
+    app = log.applications.iloc[0]
+    notes = []
+    if app["skipped_lines"]:
+        notes.append(f"repaired: {app['skipped_lines']} cut or malformed line(s) skipped")
+    if app["unknown_events"]:
+        notes.append(f"{app['unknown_events']} event(s) of unknown type counted, not parsed: {app['unknown_event_types']}")
+    return {table: getattr(log, attribute) for attribute, table in SPARK_TABLES.items()}, "; ".join(notes)
+
+
 def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Every table of the run, in memory."""
     run_dir = Path(run_dir)
@@ -106,8 +128,8 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         if not logs:
             acc.none_or_missing(raw, "Spark event log")
         for files in logs:
-            acc.parse("stages", raw, files[0] if len(files) == 1 else files[0].parent,
-                      lambda _p, files=files: eventlog.stage_attempts(eventlog.read_events(files)))
+            acc.parse_many(raw, files[0] if len(files) == 1 else files[0].parent,
+                           lambda _p, files=files: _spark_tables(files), counted="stages")
     for raw in raw_outputs(run_dir, "mr-history"):
         files = sorted(raw.path.rglob("*.jhist"))
         if not files:

@@ -1,14 +1,15 @@
 """Spark 3.5.6 event logs recorded from a tiny local[2] job (tests/fixtures/tools/spark-eventlog)."""
+import pandas as pd
 import pytest
 
-from analysis.parsers.eventlog import STAGE_COLUMNS, event_log_files, parse_event_logs
+from analysis.parsers.eventlog import STAGE_COLUMNS, MissingCodec, event_log_files, parse_event_logs
 from conftest import TOOLS, recorded
 
 EVENTS = TOOLS / "spark-eventlog"
 
 
 def test_plain_log_stage_attempts():
-    stages = parse_event_logs(EVENTS / "local-1795280525362")
+    stages = parse_event_logs(EVENTS / "local-1795280525362").stages
     assert list(stages.columns) == STAGE_COLUMNS
     assert list(stages["stage_id"]) == [0, 1, 3, 5, 6]        # 2 and 4 were skipped (shuffle reused)
     assert set(stages["status"]) == {"succeeded"} and set(stages["app_id"]) == {"local-1795280525362"}
@@ -26,13 +27,13 @@ def test_plain_log_stage_attempts():
 def test_rolling_folder_and_folder_of_logs():
     rolling = EVENTS / "eventlog_v2_local-1795280624813"
     assert [[p.name for p in files] for files in event_log_files(rolling)] == [["events_1_local-1795280624813"]]
-    every = parse_event_logs(EVENTS)
+    every = parse_event_logs(EVENTS).stages
     assert set(every["app_id"]) == {"local-1795280525362", "local-1795280624813", "local-1795280914365"}
     assert len(every) == 5 + 5 + 7
 
 
 def test_input_and_output_bytes_of_a_job_writing_and_reading_text():
-    stages = parse_event_logs(EVENTS / "local-1795280914365").set_index("stage_id")
+    stages = parse_event_logs(EVENTS / "local-1795280914365").stages.set_index("stage_id")
     written = stages.loc[stages["name"].str.startswith("runJob at SparkHadoopWriter"), "output_bytes"]
     read = stages.loc[stages["name"].str.startswith("count at TinyShuffle.java:21"), "input_bytes"]
     assert written.item() > 1000 and read.item() >= written.item()   # + the _SUCCESS marker and splits
@@ -41,15 +42,111 @@ def test_input_and_output_bytes_of_a_job_writing_and_reading_text():
 def test_yarn_application_log_and_its_inprogress_copy():
     """Recorded by the eventlog collector on the cluster (YARN client mode)."""
     done = recorded("application_*[0-9]")
-    stages = parse_event_logs(done)
+    stages = parse_event_logs(done).stages
     assert set(stages["app_id"]) == {done.name} and set(stages["status"]) == {"succeeded"}
     assert stages["shuffle_write_bytes"].sum() == stages["shuffle_read_bytes"].sum() > 0
     # Copied while the job was starting: jobs announced, no stage submitted yet -> no stage attempt.
-    early = parse_event_logs(recorded("application_*.inprogress"))
+    early = parse_event_logs(recorded("application_*.inprogress")).stages
     assert list(early.columns) == STAGE_COLUMNS and early.empty
 
 
 def test_zstd_compressed_log():
     pytest.importorskip("zstandard", reason="zstd event logs need the zstandard package")
-    stages = parse_event_logs(EVENTS / "compressed" / "local-1795281149329.zstd")
+    stages = parse_event_logs(EVENTS / "compressed" / "local-1795281149329.zstd").stages
     assert len(stages) == 7 and (stages["output_bytes"] > 0).any() and (stages["input_bytes"] > 0).any()
+
+
+# The fixture job with job groups, SQL executions and a planted task failure, run once per codec.
+GROUPS = EVENTS / "groups-sql" / "local-1795289462856"
+SAME_JOB_COMPRESSED = ["local-1795289487918.lz4", "local-1795289518987.snappy", "local-1795289571835.zstd"]
+
+
+def _shape(log):
+    """What does not change between two runs of the same job: stages, names, tasks, groups, failures."""
+    stages = log.stages
+    return (list(zip(stages["stage_id"], stages["name"], stages["num_tasks"], stages["status"],
+                     stages["job_group"], stages["failed_tasks"])),
+            len(log.tasks), list(log.jobs["stage_ids"]), list(log.sql_executions["job_ids"]))
+
+
+def test_job_groups_sql_executions_and_a_failed_task():
+    log = parse_event_logs(GROUPS)
+    app = log.applications.iloc[0]
+    assert (app["app_id"], app["spark_version"], app["status"]) == ("local-1795289462856", "3.5.6", "finished")
+    assert app["events"] == len(GROUPS.read_text().splitlines()) and app["skipped_lines"] == app["unknown_events"] == 0
+    stages = log.stages
+    assert list(stages.columns[:len(STAGE_COLUMNS)]) == STAGE_COLUMNS
+    assert set(stages["job_group"]) == {"q1", "q2", "retry"}
+    retry = stages[stages["job_group"] == "retry"]
+    # The planted failure: one failed attempt of partition 0, its retry succeeded; sums count successes only.
+    assert retry["failed_tasks"].sum() == 1 and (retry["status"] == "succeeded").all()
+    failed_task = log.tasks[log.tasks["status"] != "Success"]
+    assert len(failed_task) == 1 and failed_task["index"].item() == 0 and failed_task["task_attempt"].item() == 0
+    retried = log.tasks[(log.tasks["stage_id"] == failed_task["stage_id"].item()) & (log.tasks["index"] == 0)]
+    assert sorted(retried["task_attempt"]) == [0, 1]
+    success = log.tasks[log.tasks["status"] == "Success"].groupby("stage_id")["shuffle_write_bytes"].sum()
+    assert (stages.set_index("stage_id")["shuffle_write_bytes"] == success.reindex(stages["stage_id"]).fillna(0)).all()
+    # Parquet written by the q2 group and read back.
+    q2 = stages[stages["job_group"] == "q2"]
+    assert q2["output_bytes"].sum() > 0 and q2["input_bytes"].sum() > 0
+    sql = log.sql_executions
+    assert list(sql["status"]) == ["succeeded"] * 3 and set(sql["description"]) <= set(stages["job_description"])
+    assert (sql["duration_s"] > 0).all()
+    jobs = log.jobs
+    assert (jobs["status"] == "succeeded").all() and jobs["sql_execution_id"].notna().sum() == 8
+    assert list(log.executors["executor_id"]) == ["driver"] and log.executors["total_cores"].item() == 2
+
+
+@pytest.mark.parametrize("name", SAME_JOB_COMPRESSED)
+def test_compressed_logs_of_the_same_job(name):
+    """lz4 (LZ4BlockOutputStream framing), snappy (snappy-java framing), zstd (frames): Spark 3.5's own codecs."""
+    log = parse_event_logs(EVENTS / "compressed" / name)
+    assert log.applications["codec"].item() == name.rsplit(".", 1)[1]
+    assert log.applications["status"].item() == "finished" and not log.applications["truncated"].item()
+    assert _shape(log) == _shape(parse_event_logs(GROUPS))
+
+
+def test_inprogress_log_cut_mid_line():
+    """Copied while the job ran: the last line is cut; it is skipped and counted, the rest kept."""
+    log = parse_event_logs(GROUPS.with_name(GROUPS.name + ".inprogress"))
+    app = log.applications.iloc[0]
+    assert app["status"] == "incomplete" and pd.isna(app["end_time_ms"]) and app["skipped_lines"] == 1
+    complete = parse_event_logs(GROUPS)
+    assert 0 < len(log.tasks) < len(complete.tasks)
+    assert set(log.tasks["task_id"]) < set(complete.tasks["task_id"])
+    assert "running" in set(log.stages["status"]) or len(log.stages) < len(complete.stages)
+
+
+def test_compressed_inprogress_log():
+    log = parse_event_logs(EVENTS / "compressed" / "local-1795289518987.snappy.inprogress")
+    app = log.applications.iloc[0]
+    assert (app["app_id"], app["status"], app["codec"]) == ("local-1795289518987", "incomplete", "snappy")
+    assert log.stages.empty and list(log.stages.columns) == STAGE_COLUMNS
+
+
+def test_log_cut_anywhere_parses_what_is_complete(tmp_path):
+    """A crash can cut a log at any byte: never an error, at most the cut line skipped."""
+    data = GROUPS.read_bytes()
+    complete_tasks = len(parse_event_logs(GROUPS).tasks)
+    previous = -1
+    for cut in range(len(data) // 7, len(data), len(data) // 7):
+        part = tmp_path / f"local-1.cut{cut}"
+        part.write_bytes(data[:cut])
+        log = parse_event_logs(part)
+        assert log.applications["skipped_lines"].item() <= 1
+        assert previous <= len(log.tasks) <= complete_tasks
+        previous = len(log.tasks)
+
+
+def test_missing_codec_package_fails_clearly(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def without_cramjam(name, *args, **kwargs):
+        if name == "cramjam":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", without_cramjam)
+    with pytest.raises(MissingCodec, match="cramjam"):
+        parse_event_logs(EVENTS / "compressed" / "local-1795289518987.snappy")
