@@ -133,3 +133,52 @@ def workload_io_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         for wid, values in device.iterrows():
             rows[wid].update(values.to_dict())
     return pd.DataFrame(list(rows.values()))
+
+
+# ---------------------------------------------------------------- experiment variables: placement, cores
+
+# What identifies "the same experiment" across runs of one bench: the runs differ only in repetition.
+CONFIG_COLUMNS = ["workload", "sweep", "placement_hdfs", "placement_local", "executor_cores"]
+
+
+def measured_runs(workloads: pd.DataFrame) -> pd.DataFrame:
+    """The runs that count as results: completed and validated, warm-ups excluded. Failed and invalid
+    runs stay in the tables (and the report lists them) but never enter a median."""
+    if workloads.empty:
+        return workloads
+    return workloads[(workloads["status"] == "ok") & ~workloads["warmup"].astype(bool)]
+
+
+def _spread(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
+    """Median, min, max and count of `column` per key (NaN keys kept, e.g. the cluster's default cores)."""
+    grouped = frame.groupby(keys, dropna=False)[column]
+    return grouped.agg(median="median", min="min", max="max", runs="count").reset_index()
+
+
+def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
+    """Run-step seconds per (workload, sweep point, executor cores) and placement, over the measured
+    repetitions: the I/O-aware model paper's comparison of hybrid placements."""
+    runs = measured_runs(workloads)
+    if runs.empty:
+        return pd.DataFrame(columns=CONFIG_COLUMNS + ["median", "min", "max", "runs"])
+    return _spread(runs.dropna(subset=["run_s"]), CONFIG_COLUMNS, "run_s")
+
+
+def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.DataFrame:
+    """Stage seconds against executor cores per node (P), medians over measured repetitions.
+
+    A stage is identified across runs by its application's order within the workload run (GATK runs one
+    application per tool) plus its stage id and name, which a deterministic job keeps from run to run."""
+    runs = measured_runs(workloads)
+    columns = CONFIG_COLUMNS + ["app", "stage_id", "name", "median", "min", "max", "runs"]
+    if runs.empty or stages.empty or "stage_id" not in stages:
+        return pd.DataFrame(columns=columns)
+    first = stages.groupby(["workload_id", "app_id"])["submission_time_ms"].min().reset_index()
+    first["app"] = first.groupby("workload_id")["submission_time_ms"].rank(method="dense").astype(int)
+    attempts = stages.merge(first[["workload_id", "app_id", "app"]], on=["workload_id", "app_id"])
+    # a retried stage counts with all its attempts' time
+    per_stage = attempts.groupby(["workload_id", "app", "stage_id", "name"], dropna=False)["duration_s"].sum()
+    joined = per_stage.reset_index().merge(runs[["workload_id"] + CONFIG_COLUMNS], on="workload_id")
+    if joined.empty:
+        return pd.DataFrame(columns=columns)
+    return _spread(joined, CONFIG_COLUMNS + ["app", "stage_id", "name"], "duration_s")[columns]

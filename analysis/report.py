@@ -142,7 +142,77 @@ def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -
     return figures
 
 
+def cores_figures(by_cores: pd.DataFrame, run_id: str) -> list[dict]:
+    """Per workload configuration: stage seconds against executor cores per node (P), one line per stage
+    (the longest ones), as in the I/O-aware model paper's scaling runs."""
+    figures = []
+    if by_cores["executor_cores"].nunique() < 2:
+        return figures
+    keys = ["workload", "sweep", "placement_hdfs", "placement_local"]
+    for key, group in by_cores.dropna(subset=["executor_cores"]).groupby(keys, dropna=False):
+        label = " ".join(str(k) for k in key[:2] if isinstance(k, str) and k)
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        longest = group.groupby(["app", "stage_id", "name"])["median"].max().nlargest(8).index
+        for app, stage_id, name in longest:
+            line = group[(group["app"] == app) & (group["stage_id"] == stage_id) & (group["name"] == name)]
+            line = line.sort_values("executor_cores")
+            ax.plot(line["executor_cores"].astype(int), line["median"], marker="o",
+                    label=f"app {app} s{stage_id}: {str(name)[:40]}")
+        ax.set_xlabel("executor cores per node, P")
+        ax.set_ylabel("stage time (s), median")
+        ax.set_xticks(sorted(group["executor_cores"].dropna().astype(int).unique()))
+        ax.set_title(f"{label}: stage time against P (hdfs={key[2]}, local={key[3]})", fontsize=9)
+        ax.legend(fontsize=6, loc="best")
+        _stamp(fig, run_id)
+        figures.append({"workload": label, "png": _png(fig),
+                        "caption": f"{len(longest)} longest stages; medians over measured repetitions"})
+    return figures
+
+
 # ---------------------------------------------------------------- tables for the page
+
+def _spread_cell(row) -> str:
+    """median (min-max, n runs), with a flag when repetitions disagree by more than 20 %."""
+    if pd.isna(row["median"]):
+        return "-"
+    text = _num(row["median"], "s", 1)
+    if row["runs"] > 1:
+        text += f" ({_num(row['min'], '', 1)}–{_num(row['max'], 's', 1)}, {int(row['runs'])} runs)"
+        if row["median"] and (row["max"] - row["min"]) / row["median"] > 0.2:
+            text += " ⚠ spread > 20 %"
+    return text
+
+
+def _placement_rows(by_placement: pd.DataFrame) -> list[dict]:
+    """Run-step time per workload configuration under each placement, with the ratio to the fastest."""
+    if by_placement.empty or by_placement[["placement_hdfs", "placement_local"]].drop_duplicates().shape[0] < 2:
+        return []
+    rows = []
+    keys = ["workload", "sweep", "executor_cores"]
+    for _, group in by_placement.groupby(keys, dropna=False, sort=False):
+        fastest = group["median"].min()
+        for row in group.sort_values(["placement_hdfs", "placement_local"]).to_dict("records"):
+            rows.append({"workload": row["workload"], "sweep": row["sweep"],
+                         "cores": "default" if pd.isna(row["executor_cores"]) else int(row["executor_cores"]),
+                         "hdfs": row["placement_hdfs"], "local": row["placement_local"], "time": _spread_cell(row),
+                         "ratio": _num(row["median"] / fastest, "x", 2) if fastest else "-"})
+    return rows
+
+
+def _cores_rows(by_cores: pd.DataFrame) -> tuple[list, list[dict]]:
+    """Stage time per P as columns: (the P values, one row per stage)."""
+    cores = sorted(int(c) for c in by_cores["executor_cores"].dropna().unique())
+    if len(cores) < 2:
+        return [], []
+    keys = ["workload", "sweep", "placement_hdfs", "placement_local", "app", "stage_id", "name"]
+    rows = []
+    for key, group in by_cores.dropna(subset=["executor_cores"]).groupby(keys, dropna=False, sort=False):
+        by_p = {int(r["executor_cores"]): _spread_cell(r) for r in group.to_dict("records")}
+        rows.append({"workload": key[0], "sweep": key[1], "placement": f"hdfs={key[2]}, local={key[3]}",
+                     "stage": f"app {key[4]} s{key[5]}", "name": key[6],
+                     "times": [by_p.get(p, "-") for p in cores]})
+    return cores, rows
+
 
 def _stage_rows(stages: pd.DataFrame) -> list[dict]:
     rows = []
@@ -216,7 +286,10 @@ def _problems(manifest: dict, tables: dict[str, pd.DataFrame]) -> list[str]:
         where = f"workload {step.workload_id}" if step.workload_id else "run"
         problems.append(f"step {step.name} of {where}: {step.status}" + (f" ({step.error})" if step.error else ""))
     for workload in tables["workloads"].itertuples():
-        if workload.status not in ("ok",):
+        if workload.status == "invalid":
+            problems.append(f"workload {workload.workload_id}: INVALID: its output failed validation; its numbers "
+                            "are shown but left out of every median and comparison")
+        elif workload.status not in ("ok",):
             problems.append(f"workload {workload.workload_id}: {workload.status}")
     for source in tables["sources"][~tables["sources"]["status"].isin(["ok", "none"])].itertuples():
         problems.append(f"{source.source} of {source.workload_id} on {source.host}: {source.status} — {source.message}")
@@ -254,8 +327,14 @@ def build_context(run_dir: Path) -> dict:
     run_id = manifest.get("run_id") or Path(run_dir).name
     spans = metrics.phase_spans(tables["stages"], tables["mr_jobs"])
     steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)))
-    workloads = tables["workloads"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)),
-                                           start=lambda f: f["start_time_s"].map(_utc))
+    workloads = tables["workloads"].assign(
+        duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)),
+        start=lambda f: f["start_time_s"].map(_utc),
+        **{step: (lambda f, step=step: f[f"{step}_s"].map(lambda v: _num(v, "s", 1)))
+           for step in ("prepare", "run", "validate")},
+        cores=lambda f: f["executor_cores"].map(lambda v: "default" if pd.isna(v) else str(int(v))))
+    by_cores = metrics.stage_time_by_cores(tables["stages"], tables["workloads"])
+    cores, cores_rows = _cores_rows(by_cores)
     return {
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
@@ -269,6 +348,8 @@ def build_context(run_dir: Path) -> dict:
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
         "workload_io_rows": _workload_io_rows(tables),
+        "placement_rows": _placement_rows(metrics.run_time_by_placement(tables["workloads"])),
+        "cores": cores, "cores_rows": cores_rows, "cores_figures": cores_figures(by_cores, run_id),
         "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),

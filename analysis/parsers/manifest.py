@@ -44,15 +44,51 @@ def steps_table(manifest: dict) -> pd.DataFrame:
     return frame
 
 
+WORKLOAD_COLUMNS = ["workload_id", "workload", "repetition", "warmup", "scale", "status", "placement_hdfs",
+                    "placement_local", "executor_cores", "sweep", "start_time_s", "end_time_s", "duration_s",
+                    "prepare_s", "run_s", "validate_s", "warnings"]
+
+
+def _step_seconds(workload: dict, step: str) -> float | None:
+    """Duration of one of a workload run's steps (its records are named '<id>: <step>')."""
+    for record in workload.get("steps", []) or []:
+        if str(record.get("name", "")).endswith(f": {step}") and record.get("status") == "ok":
+            return record.get("duration_s")
+    return None
+
+
 def workloads_table(manifest: dict) -> pd.DataFrame:
-    """One row per workload run: id, workload, repetition, scale, status, start/end (epoch s)."""
+    """One row per workload run: what ran (workload, placement, executor cores, the swept parameter values
+    as `sweep`), its status (ok, failed, invalid = its output failed validation, interrupted), whether it was
+    the discarded warm-up, start/end (epoch s) and the seconds of its prepare/run/validate steps."""
     rows = []
+    swept = _swept_parameters(manifest)
     for workload in manifest.get("workloads", []) or []:
         start, end = epoch_s(workload.get("started_at")), epoch_s(workload.get("ended_at"))
+        placement = workload.get("placement") or (manifest.get("storage") or {}).get("placement") or {}
+        params = workload.get("parameters") or {}
         rows.append({"workload_id": workload.get("id"), "workload": workload.get("workload"),
-                     "repetition": workload.get("repetition"), "scale": workload.get("scale"),
-                     "status": workload.get("status", "missing"), "start_time_s": start, "end_time_s": end,
+                     "repetition": workload.get("repetition"), "warmup": bool(workload.get("warmup", False)),
+                     "scale": workload.get("scale"), "status": workload.get("status", "missing"),
+                     "placement_hdfs": placement.get("hdfs"), "placement_local": placement.get("local"),
+                     "executor_cores": workload.get("executor_cores"),
+                     "sweep": " ".join(f"{k}={params[k]}" for k in swept.get(workload.get("workload"), [])
+                                       if k in params),
+                     "start_time_s": start, "end_time_s": end,
                      "duration_s": (end - start) if (start is not None and end is not None) else None,
+                     **{f"{step}_s": _step_seconds(workload, step) for step in ("prepare", "run", "validate")},
                      "warnings": "; ".join(workload.get("warnings", []) or [])})
-    return pd.DataFrame(rows, columns=["workload_id", "workload", "repetition", "scale", "status",
-                                       "start_time_s", "end_time_s", "duration_s", "warnings"])
+    frame = pd.DataFrame(rows, columns=WORKLOAD_COLUMNS)
+    frame["executor_cores"] = pd.to_numeric(frame["executor_cores"], errors="coerce").astype("Int64")
+    for column in ("prepare_s", "run_s", "validate_s"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
+    return frame
+
+
+def _swept_parameters(manifest: dict) -> dict[str, list[str]]:
+    """Per workload, the parameters whose value differs between its runs (a sweep)."""
+    values: dict[str, dict[str, set]] = {}
+    for workload in manifest.get("workloads", []) or []:
+        for key, value in (workload.get("parameters") or {}).items():
+            values.setdefault(workload.get("workload"), {}).setdefault(key, set()).add(str(value))
+    return {name: sorted(k for k, seen in params.items() if len(seen) > 1) for name, params in values.items()}
