@@ -14,19 +14,18 @@ decode (a crash cut the last one, garbage) are skipped and counted: neither stop
 """
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable, Iterable
+from operator import attrgetter
 from pathlib import Path
-from typing import Iterable, Iterator
 
+import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.json as pajson
 
-from .eventlog_codecs import MissingCodec, StreamState, codec_of, decompressed_chunks
+from .eventlog_codecs import READ_SIZE, MissingCodec, StreamState, codec_of, decompressed_chunks
 
 __all__ = ["MissingCodec", "NotAnEventLog", "EventLog", "event_log_files", "parse_event_log", "parse_event_logs",
            "STAGE_COLUMNS", "TASK_COLUMNS"]
@@ -48,35 +47,38 @@ EXECUTOR_COLUMNS = ["app_id", "executor_id", "executor_host", "total_cores", "ma
 SQL_COLUMNS = ["app_id", "execution_id", "root_execution_id", "description", "status", "start_time_ms",
                "end_time_ms", "duration_s", "error_message", "job_ids"]
 
-# Task column -> path in a SparkListenerTaskEnd event, and its Arrow type.
+# Task column -> path in a SparkListenerTaskEnd event.
 _TASK_FIELDS = {
-    "stage_id": (("Stage ID",), pa.int64()),
-    "attempt": (("Stage Attempt ID",), pa.int64()),
-    "task_type": (("Task Type",), pa.string()),
-    "end_reason": (("Task End Reason", "Reason"), pa.string()),
-    "task_id": (("Task Info", "Task ID"), pa.int64()),
-    "index": (("Task Info", "Index"), pa.int64()),
-    "task_attempt": (("Task Info", "Attempt"), pa.int64()),
-    "executor_id": (("Task Info", "Executor ID"), pa.string()),
-    "executor_host": (("Task Info", "Host"), pa.string()),
-    "locality": (("Task Info", "Locality"), pa.string()),
-    "speculative": (("Task Info", "Speculative"), pa.bool_()),
-    "launch_time_ms": (("Task Info", "Launch Time"), pa.int64()),
-    "finish_time_ms": (("Task Info", "Finish Time"), pa.int64()),
-    "input_bytes": (("Task Metrics", "Input Metrics", "Bytes Read"), pa.int64()),
-    "output_bytes": (("Task Metrics", "Output Metrics", "Bytes Written"), pa.int64()),
-    "shuffle_remote_bytes_read": (("Task Metrics", "Shuffle Read Metrics", "Remote Bytes Read"), pa.int64()),
-    "shuffle_local_bytes_read": (("Task Metrics", "Shuffle Read Metrics", "Local Bytes Read"), pa.int64()),
-    "shuffle_fetch_wait_ms": (("Task Metrics", "Shuffle Read Metrics", "Fetch Wait Time"), pa.int64()),
-    "shuffle_write_bytes": (("Task Metrics", "Shuffle Write Metrics", "Shuffle Bytes Written"), pa.int64()),
-    "shuffle_write_time_ns": (("Task Metrics", "Shuffle Write Metrics", "Shuffle Write Time"), pa.int64()),
-    "memory_spilled_bytes": (("Task Metrics", "Memory Bytes Spilled"), pa.int64()),
-    "disk_spilled_bytes": (("Task Metrics", "Disk Bytes Spilled"), pa.int64()),
-    "executor_run_time_ms": (("Task Metrics", "Executor Run Time"), pa.int64()),
-    "executor_cpu_time_ns": (("Task Metrics", "Executor CPU Time"), pa.int64()),       # Spark 2.1+
-    "jvm_gc_time_ms": (("Task Metrics", "JVM GC Time"), pa.int64()),
-    "result_size_bytes": (("Task Metrics", "Result Size"), pa.int64()),
+    "stage_id": ("Stage ID",),
+    "attempt": ("Stage Attempt ID",),
+    "task_type": ("Task Type",),
+    "end_reason": ("Task End Reason", "Reason"),
+    "task_id": ("Task Info", "Task ID"),
+    "index": ("Task Info", "Index"),
+    "task_attempt": ("Task Info", "Attempt"),
+    "executor_id": ("Task Info", "Executor ID"),
+    "executor_host": ("Task Info", "Host"),
+    "locality": ("Task Info", "Locality"),
+    "speculative": ("Task Info", "Speculative"),
+    "launch_time_ms": ("Task Info", "Launch Time"),
+    "finish_time_ms": ("Task Info", "Finish Time"),
+    "input_bytes": ("Task Metrics", "Input Metrics", "Bytes Read"),
+    "output_bytes": ("Task Metrics", "Output Metrics", "Bytes Written"),
+    "shuffle_remote_bytes_read": ("Task Metrics", "Shuffle Read Metrics", "Remote Bytes Read"),
+    "shuffle_local_bytes_read": ("Task Metrics", "Shuffle Read Metrics", "Local Bytes Read"),
+    "shuffle_fetch_wait_ms": ("Task Metrics", "Shuffle Read Metrics", "Fetch Wait Time"),
+    "shuffle_write_bytes": ("Task Metrics", "Shuffle Write Metrics", "Shuffle Bytes Written"),
+    "shuffle_write_time_ns": ("Task Metrics", "Shuffle Write Metrics", "Shuffle Write Time"),
+    "memory_spilled_bytes": ("Task Metrics", "Memory Bytes Spilled"),
+    "disk_spilled_bytes": ("Task Metrics", "Disk Bytes Spilled"),
+    "executor_run_time_ms": ("Task Metrics", "Executor Run Time"),
+    "executor_cpu_time_ns": ("Task Metrics", "Executor CPU Time"),       # Spark 2.1+
+    "jvm_gc_time_ms": ("Task Metrics", "JVM GC Time"),
+    "result_size_bytes": ("Task Metrics", "Result Size"),
 }
+_STAGE_TASK_FIELDS = ("stage_id", "attempt", "end_reason", "input_bytes", "output_bytes",
+                      "shuffle_remote_bytes_read", "shuffle_local_bytes_read", "shuffle_write_bytes",
+                      "memory_spilled_bytes", "disk_spilled_bytes", "executor_run_time_ms", "executor_cpu_time_ns")
 _BYTE_SUMS = ["input_bytes", "output_bytes", "shuffle_remote_bytes_read", "shuffle_local_bytes_read",
               "shuffle_write_bytes", "memory_spilled_bytes", "disk_spilled_bytes"]
 # Time metrics in Spark's unit -> (our column, divisor to seconds).
@@ -118,22 +120,43 @@ class NotAnEventLog(ValueError):
     """The path holds no Spark event log."""
 
 
-def _arrow_type(fields: dict) -> pa.DataType:
-    return pa.struct([(name, _arrow_type(sub) if isinstance(sub, dict) else sub) for name, sub in fields.items()])
-
-
-def _task_schema() -> pa.Schema:
+def _nested_fields() -> dict:
+    """_TASK_FIELDS as a tree of JSON keys; leaves are the column names."""
     nested: dict = {}
-    for path, kind in _TASK_FIELDS.values():
+    for column, path in _TASK_FIELDS.items():
         node = nested
         for key in path[:-1]:
             node = node.setdefault(key, {})
-        node[path[-1]] = kind
-    return pa.schema(list(_arrow_type(nested)))
+        node[path[-1]] = column
+    return nested
 
 
-_TASK_SCHEMA = _task_schema()
-_TASK_PARSE = pajson.ParseOptions(explicit_schema=_TASK_SCHEMA, unexpected_field_behavior="ignore")
+def _task_end_decoder():
+    """A msgspec decoder of task-end events that materializes only _TASK_FIELDS (the other keys are
+    skipped in C), and per column its attribute path; None without msgspec (json.loads is used)."""
+    try:
+        import msgspec
+    except ImportError:
+        return None, {}
+    paths: dict[str, str] = {}
+
+    def struct(name: str, tree: dict, prefix: str):
+        fields, rename = [], {}
+        for number, (key, sub) in enumerate(tree.items()):
+            attribute = f"f{number}"
+            rename[attribute] = key
+            if isinstance(sub, dict):
+                fields.append((attribute, struct(f"{name}{number}", sub, f"{prefix}{attribute}.") | None, None))
+            else:
+                fields.append((attribute, object, None))
+                paths[sub] = prefix + attribute
+        # gc=False: millions of these would otherwise make every GC pass walk them all.
+        return msgspec.defstruct(name, fields, rename=rename, gc=False)
+
+    return msgspec.json.Decoder(struct("TaskEnd", _nested_fields(), "")), paths
+
+
+_TASK_END_DECODER, _TASK_END_PATHS = _task_end_decoder()
 
 
 # ---------------------------------------------------------------- finding the logs
@@ -176,135 +199,232 @@ class _Reading:
     skipped_lines: int = 0
     truncated: bool = False
     events: list[dict] = field(default_factory=list)
-    task_tables: list[pa.Table] = field(default_factory=list)
+    task_ends: list = field(default_factory=list)         # msgspec structs, or dicts without msgspec
 
 
-def _lines(chunks: Iterable[bytes]) -> Iterator[list[bytes]]:
-    """Complete lines, a list per chunk; a last line without its newline is given alone at the end."""
-    rest = b""
-    for chunk in chunks:
-        data = rest + chunk if rest else chunk
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            rest = data
-            continue
-        rest = data[cut + 1:]
-        yield data[:cut].split(b"\n")
-    if rest.strip():
-        yield [rest]
-
-
-def _decode_task_ends(lines: list[bytes], reading: _Reading) -> None:
-    if not lines:
-        return
-    buffer = b"\n".join(lines)
-    try:
-        table = pajson.read_json(io.BytesIO(buffer), read_options=pajson.ReadOptions(block_size=1 << 23),
-                                 parse_options=_TASK_PARSE)
-    except pa.ArrowInvalid:
-        # Some line does not decode (or one is longer than a block): keep those json.loads accepts.
-        good = []
-        for line in lines:
-            try:
-                json.loads(line)
-            except ValueError:
-                reading.skipped_lines += 1
-            else:
-                good.append(line)
-        if len(good) == len(lines):          # only a block-size problem: read as a single block
-            table = pajson.read_json(io.BytesIO(buffer), parse_options=_TASK_PARSE,
-                                     read_options=pajson.ReadOptions(block_size=len(buffer) + 1))
-        elif not good:
-            return
-        else:
-            return _decode_task_ends(good, reading)
-    reading.task_tables.append(table)
-
-
-def _read_lines(lines: list[bytes], reading: _Reading) -> None:
-    task_ends = []
-    counts = reading.counts
-    for line in lines:
-        if not line.endswith(b"}"):
-            if line.strip():
-                reading.skipped_lines += 1          # cut by a crash, or not JSON
-            continue
-        if line.startswith(_TASK_END_PREFIX):
-            task_ends.append(line)
-            continue
-        if line.startswith(_EVENT_PREFIX):
-            kind = line[10:line.find(b'"', 10)].decode("utf-8", "replace")
-            if kind not in _DECODED:
-                counts[kind] += 1
-                continue
+def _decode_task_end(line, reading: _Reading) -> None:
+    if _TASK_END_DECODER is not None:
         try:
-            event = json.loads(line)
-            kind = event["Event"]
-        except (ValueError, KeyError, TypeError):
+            reading.task_ends.append(_TASK_END_DECODER.decode(line))
+            return
+        except ValueError:          # msgspec's DecodeError/ValidationError: try the forgiving decoder
+            pass
+    try:
+        event = json.loads(bytes(line))
+    except ValueError:
+        reading.skipped_lines += 1
+        return
+    reading.task_ends.append(event if _TASK_END_DECODER is None else _as_struct(event))
+
+
+def _as_struct(event: dict):
+    """A task end msgspec refused (a field of another type, e.g. a string count): keep it as a dict
+    of columns, wrapped so the column extraction treats it like the structs."""
+    return _DictTaskEnd({column: _path_value(event, path) for column, path in _TASK_FIELDS.items()})
+
+
+class _DictTaskEnd(dict):
+    pass
+
+
+def _path_value(event: dict, path: tuple[str, ...]):
+    value = event
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def _read_buffer(data, reading: _Reading, size: int, final: bool) -> int:
+    """Reads the complete lines of data[:size] (bytes or bytearray); returns where the unread rest starts.
+    Lines are located with find() and decoded from memoryview slices: no copy of the big ones;
+    consecutive task ends go to the decoder in one call."""
+    view = memoryview(data)
+    counts = reading.counts
+    pos = 0
+    run_start = run_end = -1            # the current run of consecutive task-end lines
+    while pos < size:
+        end = data.find(b"\n", pos, size)
+        if end < 0:
+            if not final:
+                break
+            end = size
+        if end > pos and data[end - 1] == 0x7D:                # "}": a line cut short never ends so
+            if data.startswith(_TASK_END_PREFIX, pos):
+                if run_start < 0:
+                    run_start = pos
+                run_end = end
+                pos = end + 1
+                continue
+            if run_start >= 0:
+                _decode_task_ends(view[run_start:run_end], reading)
+                run_start = -1
+            if data.startswith(_EVENT_PREFIX, pos) and (
+                    kind := bytes(view[pos + 10:data.find(b'"', pos + 10, end)]).decode("utf-8", "replace")
+            ) not in _DECODED:
+                counts[kind] += 1
+            else:
+                _decode_other(view[pos:end], reading)
+        elif data[pos:end].strip():
             reading.skipped_lines += 1
-            continue
-        if kind == _TASK_END:
-            task_ends.append(line)      # counted once decoded
-            continue
-        counts[kind] += 1
-        if kind in _DECODED:
-            reading.events.append(event)
-    _decode_task_ends(task_ends, reading)
+        pos = end + 1
+    if run_start >= 0:
+        _decode_task_ends(view[run_start:run_end], reading)
+    return min(pos, size)
+
+
+def _decode_task_ends(lines, reading: _Reading) -> None:
+    """Task-end lines (newline separated) at once; line by line where one does not decode."""
+    if _TASK_END_DECODER is not None:
+        try:
+            reading.task_ends += _TASK_END_DECODER.decode_lines(lines)
+            return
+        except ValueError:
+            pass
+    for line in bytes(lines).split(b"\n"):
+        _decode_task_end(line, reading)
+
+
+def _decode_other(line, reading: _Reading) -> None:
+    try:
+        event = json.loads(bytes(line))
+        kind = event["Event"]
+    except (ValueError, KeyError, TypeError):
+        reading.skipped_lines += 1
+        return
+    if kind == _TASK_END:                   # "Event" not first: not from Spark's writer, but valid
+        _decode_task_end(line, reading)
+        return
+    reading.counts[kind] += 1
+    if kind in _DECODED:
+        reading.events.append(event)
+
+
+def _read_plain(file: Path, reading: _Reading) -> None:
+    """An uncompressed log through one reused buffer: no fresh memory per chunk (page faults cost
+    more than the parsing on a VM)."""
+    buffer = bytearray(READ_SIZE)
+    filled = 0
+    with open(file, "rb", buffering=0) as raw:
+        while True:
+            if filled == len(buffer):                   # a line longer than the buffer
+                buffer.extend(bytes(len(buffer)))
+            with memoryview(buffer) as free:
+                count = raw.readinto(free[filled:])
+            if not count:
+                break
+            filled += count
+            done = _read_buffer(buffer, reading, filled, final=False)
+            buffer[:filled - done] = buffer[done:filled]
+            filled -= done
+    _read_buffer(buffer, reading, filled, final=True)
 
 
 def _read_log(files: list[Path]) -> _Reading:
     reading = _Reading()
     for file in files:
+        if codec_of(file) is None:
+            _read_plain(file, reading)
+            continue
         state = StreamState()
-        for lines in _lines(decompressed_chunks(file, state)):
-            _read_lines(lines, reading)
+        rest = b""
+        for chunk in decompressed_chunks(file, state):
+            data = rest + chunk if rest else chunk
+            rest = data[_read_buffer(data, reading, len(data), final=False):]
+        _read_buffer(rest, reading, len(rest), final=True)
         reading.truncated |= state.truncated
-    task_ends = sum(table.num_rows for table in reading.task_tables)
-    if task_ends:
-        reading.counts[_TASK_END] = task_ends
+    if reading.task_ends:
+        reading.counts[_TASK_END] = len(reading.task_ends)
     return reading
 
 
-# ---------------------------------------------------------------- tables
-
-@dataclass
 class EventLog:
-    """The tables of one or more event logs (columns *_COLUMNS)."""
-    applications: pd.DataFrame
-    jobs: pd.DataFrame
-    stages: pd.DataFrame
-    tasks: pd.DataFrame
-    executors: pd.DataFrame
-    sql_executions: pd.DataFrame
+    """The tables of one or more event logs (columns *_COLUMNS). `tasks` is built when first read:
+    the stage table needs only a few of its columns."""
+
+    def __init__(self, applications: pd.DataFrame, jobs: pd.DataFrame, stages: pd.DataFrame,
+                 tasks: Callable[[], pd.DataFrame] | pd.DataFrame, executors: pd.DataFrame,
+                 sql_executions: pd.DataFrame) -> None:
+        self.applications, self.jobs, self.stages = applications, jobs, stages
+        self.executors, self.sql_executions = executors, sql_executions
+        self._tasks = tasks
+
+    @property
+    def tasks(self) -> pd.DataFrame:
+        if callable(self._tasks):
+            self._tasks = self._tasks()
+        return self._tasks
 
     @classmethod
     def concat(cls, logs: list["EventLog"]) -> "EventLog":
+        if len(logs) == 1:
+            return logs[0]
+
         def join(name: str, columns: list[str]) -> pd.DataFrame:
             frames = [getattr(log, name) for log in logs if not getattr(log, name).empty]
             return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
         return cls(join("applications", APPLICATION_COLUMNS), join("jobs", JOB_COLUMNS),
-                   join("stages", STAGE_COLUMNS), join("tasks", TASK_COLUMNS),
+                   join("stages", STAGE_COLUMNS), lambda: join("tasks", TASK_COLUMNS),
                    join("executors", EXECUTOR_COLUMNS), join("sql_executions", SQL_COLUMNS))
 
 
-def _tasks_frame(reading: _Reading, app_id: str | None) -> pd.DataFrame:
-    if not reading.task_tables:
-        return pd.DataFrame(columns=TASK_COLUMNS)
-    table = pa.concat_tables(reading.task_tables)
+def _task_columns(task_ends: list, wanted: Iterable[str]) -> dict[str, list]:
+    if _TASK_END_DECODER is None:
+        return {column: [_path_value(e, _TASK_FIELDS[column]) for e in task_ends] for column in wanted}
+    mixed = any(type(e) is _DictTaskEnd for e in task_ends)
     columns = {}
-    for column, (path, _kind) in _TASK_FIELDS.items():
-        array = table.column(path[0])
-        for key in path[1:]:
-            array = pa.chunked_array([chunk.field(key) for chunk in array.chunks], type=array.type.field(key).type)
-        columns[column] = array
-    frame = pa.table(columns).to_pandas()
-    frame["attempt"] = frame["attempt"].fillna(0).astype("int64")          # absent before Spark 1.1
-    for column in [*_BYTE_SUMS, "result_size_bytes"]:
-        frame[column] = frame[column].fillna(0).astype("int64")
-    for source, (column, divisor) in _TIME_COLUMNS.items():
-        frame[column] = frame.pop(source).astype("float64") / divisor
+    for column in wanted:
+        path = _TASK_END_PATHS[column]
+        try:
+            if mixed:
+                raise AttributeError(path)
+            columns[column] = list(map(attrgetter(path), task_ends))     # one C loop per column
+        except AttributeError:          # some task has no parent object (e.g. no "Input Metrics")
+            columns[column] = [e[column] if type(e) is _DictTaskEnd else _safe_get(e, path) for e in task_ends]
+    return columns
+
+
+def _safe_get(struct, path: str):
+    for attribute in path.split("."):
+        if struct is None:
+            return None
+        struct = getattr(struct, attribute)
+    return struct
+
+
+def _int_column(values: list, absent_is_zero: bool):
+    """int64 (absent values -> 0) or nullable Int64; numpy's fromiter when no value is missing."""
+    try:
+        return np.fromiter(values, dtype=np.int64, count=len(values))
+    except TypeError:                   # a None: the field is absent in some events
+        column = pd.to_numeric(pd.Series(values, dtype=object))
+        return column.fillna(0).astype("int64") if absent_is_zero else column.astype("Int64")
+
+
+def _tasks_frame(reading: _Reading, app_id: str | None, wanted: Iterable[str] = tuple(_TASK_FIELDS)) -> pd.DataFrame:
+    """The tasks table (all of TASK_COLUMNS), or only the columns from the `wanted` fields."""
+    complete = tuple(wanted) == tuple(_TASK_FIELDS)
+    if not reading.task_ends:
+        return pd.DataFrame(columns=TASK_COLUMNS)
+    columns = _task_columns(reading.task_ends, wanted)
+    frame = {}
+    for column, values in columns.items():
+        if column in ("stage_id", "task_id", "index", "task_attempt", "launch_time_ms", "finish_time_ms"):
+            frame[column] = _int_column(values, absent_is_zero=False)
+        elif column in _TIME_COLUMNS:
+            name, divisor = _TIME_COLUMNS[column]
+            frame[name] = _int_column(values, absent_is_zero=False).astype("float64") / divisor
+        elif column in ("attempt", "result_size_bytes", *_BYTE_SUMS):      # attempt: absent before Spark 1.1
+            frame[column] = _int_column(values, absent_is_zero=True)
+        else:
+            frame[column] = values
+    frame = pd.DataFrame(frame)
     frame["status"] = frame.pop("end_reason")
-    frame["duration_s"] = ((frame["finish_time_ms"] - frame["launch_time_ms"]) / 1e3).where(frame["finish_time_ms"] > 0)
+    if not complete:
+        return frame
+    finish, launch = frame["finish_time_ms"], frame["launch_time_ms"]
+    frame["duration_s"] = ((finish - launch) / 1e3).where(finish > 0)
     frame["app_id"] = app_id
     return frame[TASK_COLUMNS]
 
@@ -498,11 +618,11 @@ def parse_event_log(files: list[Path]) -> EventLog:
     if not any(kind.startswith(("SparkListener", "org.apache.spark")) for kind in reading.counts):
         raise NotAnEventLog(f"{files[0]}: no Spark listener event in it, not a Spark event log")
     app_id = _first(reading.events, "SparkListenerApplicationStart").get("App ID")
-    tasks = _tasks_frame(reading, app_id)
     jobs = _jobs_frame(reading.events, app_id)
     return EventLog(
         applications=_applications_frame(reading, files, app_id), jobs=jobs,
-        stages=_stages_frame(reading.events, tasks, jobs, app_id), tasks=tasks,
+        stages=_stages_frame(reading.events, _tasks_frame(reading, app_id, _STAGE_TASK_FIELDS), jobs, app_id),
+        tasks=lambda: _tasks_frame(reading, app_id),
         executors=_executors_frame(reading.events, app_id), sql_executions=_sql_frame(reading.events, jobs, app_id))
 
 
