@@ -370,7 +370,7 @@ class EventLog:
 
 
 def _task_columns(task_ends: list, wanted: Iterable[str]) -> dict[str, list]:
-    if _TASK_END_DECODER is None:
+    if type(task_ends[0]) is dict:             # decoded by json.loads (no msgspec)
         return {column: [_path_value(e, _TASK_FIELDS[column]) for e in task_ends] for column in wanted}
     mixed = any(type(e) is _DictTaskEnd for e in task_ends)
     columns = {}
@@ -511,6 +511,7 @@ def _stages_frame(events: list[dict], tasks: pd.DataFrame, jobs: pd.DataFrame, a
     if frame.empty:
         return pd.DataFrame(columns=STAGE_COLUMNS)
     frame["status"] = frame["status"].fillna("running")
+    frame[key] = frame[key].astype("int64")
     for column in _BYTE_SUMS:
         frame[column] = frame[column].fillna(0).astype("int64")
     for column in ("executor_run_time_s", "executor_cpu_time_s"):

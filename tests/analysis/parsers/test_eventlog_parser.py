@@ -150,3 +150,21 @@ def test_missing_codec_package_fails_clearly(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", without_cramjam)
     with pytest.raises(MissingCodec, match="cramjam"):
         parse_event_logs(EVENTS / "compressed" / "local-1795289518987.snappy")
+
+
+def test_unknown_event_type_is_counted_and_reported():
+    """The fixture job posted an event class of its own; Spark logged it under its class name."""
+    log = parse_event_logs(EVENTS / "custom-event" / "local-1795289780122")
+    app = log.applications.iloc[0]
+    assert app["unknown_events"] == 1 and app["unknown_event_types"] == "spillway.fixture.CustomEvent=1"
+    assert app["status"] == "finished" and _shape(log) == _shape(parse_event_logs(GROUPS))
+
+
+def test_without_msgspec_the_json_decoder_gives_the_same_tables(monkeypatch):
+    from analysis.parsers import eventlog
+    fast = parse_event_logs(GROUPS)
+    assert len(fast.tasks) == 25
+    monkeypatch.setattr(eventlog, "_TASK_END_DECODER", None)
+    slow = parse_event_logs(GROUPS)
+    pd.testing.assert_frame_equal(fast.stages, slow.stages)
+    pd.testing.assert_frame_equal(fast.tasks, slow.tasks)
