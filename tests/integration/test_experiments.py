@@ -1,0 +1,102 @@
+"""Experiment variables for real on the local default: the placement matrix (HDFS and local dirs each on the
+emulated hdd or ssd), a CORES sweep, and a run whose output fails validation (kept, flagged invalid)."""
+import json
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from spillway import REPO
+
+pytestmark = pytest.mark.integration
+ROWS = 500_000  # 50 MB: big enough that its HDFS writes reach the device within the run's window
+SPARK_SORT = f"engine=spark rows={ROWS}"
+HADOOP = Path("/var/lib/spillway/local/bin/hadoop")
+
+
+def bench(*make_vars, timeout=2400):
+    proc = subprocess.run(["make", "-s", "bench", "WORKLOADS=" + make_vars[0], *make_vars[1:]], cwd=REPO,
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=timeout)
+    print(proc.stdout[-6000:], proc.stderr[-3000:])
+    run_dir = Path(proc.stdout.strip().splitlines()[-1]).parent
+    return proc, run_dir, json.loads((run_dir / "manifest.json").read_text())
+
+
+def table(run_dir, name):
+    return pd.read_parquet(run_dir / "tables" / f"{name}.parquet")
+
+
+@pytest.fixture(scope="module")
+def matrix():
+    return bench("terasort", f"PARAMS={SPARK_SORT}", "PLACEMENT=matrix", "BACKENDS=hdd,ssd")
+
+
+def test_matrix_runs_the_four_placements_and_the_report_groups_them(matrix):
+    proc, run_dir, manifest = matrix
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    runs = {(w["placement"]["hdfs"], w["placement"]["local"]): w for w in manifest["workloads"]}
+    assert set(runs) == {("hdd", "hdd"), ("hdd", "ssd"), ("ssd", "hdd"), ("ssd", "ssd")}
+    assert all(w["status"] == "ok" for w in runs.values())
+    assert [s["name"] for s in manifest["steps"] if s["name"].startswith("provision")] == [
+        "provision (hdfs=hdd, local=hdd)", "provision (hdfs=hdd, local=ssd)",
+        "provision (hdfs=ssd, local=hdd)", "provision (hdfs=ssd, local=ssd)"]
+    html = (run_dir / "report.html").read_text()
+    assert 'id="placement"' in html and "vs fastest placement" in html
+
+
+def test_each_run_wrote_its_hdfs_output_to_the_backend_it_placed_hdfs_on(matrix):
+    _, run_dir, manifest = matrix
+    storage = json.loads((run_dir / "raw/localhost/storage.json").read_text())
+    device = {name: b["device"] for name, b in storage["backends"].items()}
+    totals = table(run_dir, "disk_totals")
+    for run in manifest["workloads"]:
+        written = totals[totals.workload_id == run["id"]].groupby("device")["write_bytes"].sum()
+        hdfs_device = device[run["placement"]["hdfs"]]
+        # the sorted output (ROWS x 100 bytes, replication 1) goes to the HDFS backend's device
+        assert written.get(hdfs_device, 0) >= 0.8 * ROWS * 100, (run["id"], written.to_dict())
+
+
+def test_each_hdfs_backend_keeps_its_own_namespace_and_blocks(matrix):
+    # the input was generated once per HDFS backend and its blocks stay there for the next bench to reuse
+    for backend in ("hdd", "ssd"):
+        blocks = Path(f"/var/lib/spillway/local/mnt/{backend}/hdfs/data")
+        size = sum(p.stat().st_size for p in blocks.rglob("blk_*") if p.is_file())
+        assert size >= ROWS * 100, f"{backend}: {size} bytes of HDFS blocks"
+    assert {p.name for p in Path("/var/lib/spillway/local/namenode").iterdir()} >= {"hdd", "ssd"}
+
+
+def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_medians(matrix):
+    # The matrix left HDFS on the ssd with the input cached; a wrong recorded checksum makes the (correct)
+    # sort fail its check exactly as lost rows would.
+    checksum = f"/spillway/terasort/input-{ROWS}.checksum"
+    subprocess.run(f"echo 1234abcd | {HADOOP} fs -put -f - {checksum}", shell=True, check=True)
+    try:
+        proc, run_dir, manifest = bench("terasort", f"PARAMS={SPARK_SORT}", "PLACEMENT=hdfs=ssd,local=ssd")
+    finally:
+        subprocess.run([str(HADOOP), "fs", "-rm", "-r", "-f", "-skipTrash", checksum,
+                        f"/spillway/terasort/input-{ROWS}"], check=True)
+    assert proc.returncode != 0
+    (run,) = manifest["workloads"]
+    assert run["status"] == "invalid"
+    assert [s["status"] for s in run["steps"] if s["name"].endswith((": run", ": validate"))] == ["ok", "failed"]
+    assert "INVALID" in proc.stdout
+    assert "INVALID: its output failed validation" in (run_dir / "report.html").read_text()
+
+
+@pytest.fixture(scope="module")
+def cores_sweep():
+    return bench("kmeans", "CORES=1,2")
+
+
+def test_cores_sweep_runs_p_executors_per_node_and_plots_stages_against_p(cores_sweep):
+    proc, run_dir, manifest = cores_sweep
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert [(w["id"], w["executor_cores"], w["status"]) for w in manifest["workloads"]] == [
+        ("kmeans-p1", 1, "ok"), ("kmeans-p2", 2, "ok")]
+    executors = table(run_dir, "spark_executors")
+    per_app = executors[executors.executor_id != "driver"].groupby(["workload_id", "app_id"]).size()
+    # one worker: P one-core executors per node for every application of the run
+    assert set(per_app.loc["kmeans-p1"]) == {1} and set(per_app.loc["kmeans-p2"]) == {2}
+    html = (run_dir / "report.html").read_text()
+    assert 'id="parallelism"' in html and "P = 1" in html and "P = 2" in html
