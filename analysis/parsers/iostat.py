@@ -92,14 +92,69 @@ def parse_iostat_json(path: Path) -> tuple[pd.DataFrame, dict]:
         if "timestamp" not in sample:
             continue
         t = parse_timestamp(sample["timestamp"])
-        for disk in sample.get("disk", []):
-            row = {"time": t, "device": disk.get("disk_device")}
-            for field, (column, factor) in _FIELDS.items():
-                value = disk.get(field)
-                row[column] = float(value) * factor if value is not None else float("nan")
-            rows.append(row)
+        rows += [_row(t, disk.get("disk_device"), disk) for disk in sample.get("disk", [])]
+    return _frame(rows), {"nodename": nodename, "truncated": truncated, "samples": len(samples)}
+
+
+def _row(t: float, device: str, fields: dict) -> dict:
+    """One table row from iostat's fields (JSON names: `r/s`, `rkB/s`, `util`...) of a device."""
+    row = {"time": t, "device": device}
+    for field, (column, factor) in _FIELDS.items():
+        value = fields.get(field)
+        row[column] = float(value) * factor if value is not None else float("nan")
+    return row
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=COLUMNS[:-1])
     ops = frame["r_per_s"] + frame["w_per_s"]
     # Mean size of the requests completed in the interval, reads and writes together.
     frame["areq_sz_bytes"] = ((frame["read_bytes_per_s"] + frame["write_bytes_per_s"]) / ops).where(ops > 0, 0.0)
-    return frame, {"nodename": nodename, "truncated": truncated, "samples": len(samples)}
+    return frame
+
+
+# Text header names -> JSON names: `%util` is `util`; -m prints MB where -k prints kB.
+_MB_HEADERS = {"rMB/s": "rkB/s", "wMB/s": "wkB/s", "dMB/s": "dkB/s"}
+_SYSSTAT_BANNER = re.compile(r"^Linux \S+ \(([^)]*)\)")
+
+
+def parse_iostat_text(path: Path) -> tuple[pd.DataFrame, dict]:
+    """(rows as parse_iostat_json, info) of iostat's text report `iostat -x [-k|-m] [-y] [-t] ...`.
+
+    With -t every report starts with its timestamp line; without it `time` is NaN. Without -y the
+    first report holds averages since boot and nothing in the text says so: run iostat with -y.
+    A report cut off by a killed iostat keeps its complete device lines. Info: nodename, reports."""
+    lines = Path(path).read_text(errors="replace").splitlines()
+    banner = _SYSSTAT_BANNER.match(lines[0]) if lines else None
+    if banner is None:
+        raise ValueError(f"{path}: not an iostat text report (no `Linux <release> (<host>)` first line)")
+    rows, reports, header, t, megabytes = [], 0, None, float("nan"), False
+    for line in lines[1:]:
+        parts = line.split()
+        if not parts:
+            header = None
+            continue
+        if parts[0] in ("Device", "Device:"):
+            megabytes = any(name in _MB_HEADERS for name in parts[1:])
+            header = [_MB_HEADERS.get(name, name).lstrip("%") for name in parts[1:]]
+            reports += 1
+            continue
+        if header is None:
+            if parts[0] != "avg-cpu:" and not _is_number_row(parts):
+                t = parse_timestamp(line)
+            continue
+        if len(parts) != len(header) + 1 or not _is_number_row(parts[1:]):
+            continue                          # a line cut by a killed iostat
+        values = dict(zip(header, map(float, parts[1:])))
+        if megabytes:
+            values = {k: v * KIB if k in _MB_HEADERS.values() else v for k, v in values.items()}
+        rows.append(_row(t, parts[0], values))
+    return _frame(rows), {"nodename": banner.group(1), "reports": reports}
+
+
+def _is_number_row(parts: list[str]) -> bool:
+    try:
+        [float(p) for p in parts]
+    except ValueError:
+        return False
+    return True

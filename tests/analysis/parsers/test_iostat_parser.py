@@ -1,10 +1,11 @@
-"""iostat -x -o JSON recordings: complete, killed mid-stream (locale and ISO timestamps)."""
+"""iostat -x recordings, JSON and text: complete, killed mid-stream (locale and ISO timestamps)."""
 import json
 import re
 
 import pytest
 
-from analysis.parsers.iostat import parse_iostat_json, parse_timestamp, read_samples
+from analysis.parsers.iostat import (COLUMNS as IOSTAT_COLUMNS, parse_iostat_json, parse_iostat_text, parse_timestamp,
+                                     read_samples)
 from conftest import TOOLS
 
 
@@ -47,3 +48,40 @@ def test_timestamp_forms():
 def test_cut_inside_header_gives_no_samples():
     text = (TOOLS / "iostat" / "iostat-complete.json").read_text()
     assert read_samples(text[:40])[1] == []
+
+
+# --- the text report (`iostat -x` without -o JSON)
+
+
+def test_text_reports_with_timestamps_during_a_direct_write():
+    frame, info = parse_iostat_text(TOOLS / "iostat" / "iostat-x-y-t.txt")
+    assert info == {"nodename": "vm", "reports": 3} and list(frame.columns) == IOSTAT_COLUMNS
+    assert frame.groupby("time")["device"].count().tolist() == [10, 10, 10]
+    vda = frame[frame["device"] == "vda"].reset_index(drop=True)
+    # Locale timestamps one second apart, taken as UTC like the JSON ones.
+    assert vda["time"].diff().dropna().tolist() == [1.0, 1.0] and vda["time"][0] > 1.7e9
+    # dd wrote 1 MiB direct writes during the first second: iostat's own rounding aside, bytes/s
+    # over writes/s is the mean write size it prints.
+    busy = vda.iloc[0]
+    assert busy["write_bytes_per_s"] > 100 * 2**20 and busy["util_pct"] > 0
+    writing = vda[vda["w_per_s"] > 0]
+    assert ((writing["write_bytes_per_s"] / writing["w_per_s"] - writing["wareq_sz_bytes"]).abs()
+            <= 0.01 * writing["wareq_sz_bytes"] + 1024).all()
+
+
+def test_text_iso_timestamps_and_killed_iostat():
+    iso, _ = parse_iostat_text(TOOLS / "iostat" / "iostat-x-y-t-iso.txt")
+    assert list(iso["device"]) == ["vda", "vda"] and iso["time"].diff().iloc[1] == 1.0
+    killed, info = parse_iostat_text(TOOLS / "iostat" / "iostat-x-y-t-killed.txt")
+    assert info["reports"] == len(killed) >= 2 and set(killed["device"]) == {"vda"}
+
+
+def test_text_report_since_boot_without_timestamps():
+    frame, info = parse_iostat_text(TOOLS / "iostat" / "iostat-x-k.txt")
+    assert info["reports"] == 1 and frame["time"].isna().all() and "vda" in set(frame["device"])
+    assert (frame["read_bytes_per_s"] >= 0).all() and frame["util_pct"].between(0, 100).all()
+
+
+def test_text_parser_refuses_json():
+    with pytest.raises(ValueError, match="not an iostat text report"):
+        parse_iostat_text(TOOLS / "iostat" / "iostat-complete.json")
