@@ -16,7 +16,7 @@ from .rundir import load_manifest, raw_outputs
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
-TABLE_NAMES = ("fio", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
+TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
                "mr_counters", "steps", "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
@@ -68,8 +68,9 @@ class _Collector:
                                  "message": f"no {what}: the workload ran none"})
 
 
-def _fio_frame(path: Path) -> pd.DataFrame:
-    return pd.DataFrame(fio.parse_fio_json(path))
+def _fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    return {"fio": pd.DataFrame(fio.parse_fio_json(path)),
+            "fio_latency_bins": pd.DataFrame(fio.parse_fio_latency_bins(path), columns=fio.LATENCY_BIN_COLUMNS)}, ""
 
 
 def _iostat_frame(path: Path) -> pd.DataFrame:
@@ -105,12 +106,14 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     acc = _Collector()
     for raw in raw_outputs(run_dir, "workload"):
         for file in sorted(raw.path.glob("fio-*.json")):
-            acc.parse("fio", raw, file, _fio_frame)
+            acc.parse_many(raw, file, _fio_tables, counted="fio")
     for raw in raw_outputs(run_dir, "iostat"):
         file = raw.path / "iostat.json"
         if file.exists():
             acc.parse("iostat", raw, file, _iostat_frame,
                       note="repaired: iostat was stopped mid-report" if _is_truncated(file) else "")
+        elif (raw.path / "iostat.txt").exists():          # iostat -x text report (iostat without JSON output)
+            acc.parse("iostat", raw, raw.path / "iostat.txt", lambda path: iostat.parse_iostat_text(path)[0])
         else:
             acc.missing(raw, "iostat.json")
         if (raw.path / "diskstats.start").exists() and (raw.path / "diskstats.stop").exists():

@@ -34,8 +34,8 @@ def _backend(options: dict, jobname: str, rw: str, bs: str, path: Path) -> str:
     return jobname
 
 
-def parse_fio_json(path: Path) -> list[dict]:
-    """Rows with the `fio` table's columns (docs/tables.md) except host, from one fio JSON file."""
+def _directions(path: Path):
+    """(identity columns of a job and direction that did I/O, fio's block for that direction)."""
     text = Path(path).read_text()
     # fio may print warnings before the JSON document (e.g. "fio: file hash not empty on exit").
     start = text.find("{")
@@ -44,7 +44,6 @@ def parse_fio_json(path: Path) -> list[dict]:
     doc = json.loads(text[start:])
     global_options = doc.get("global options", {})
     devices = [d.get("name") for d in doc.get("disk_util", []) if d.get("name")]
-    rows = []
     for job in doc.get("jobs", []):
         options = {**global_options, **job.get("job options", {})}
         rw = options.get("rw", "read")
@@ -55,8 +54,7 @@ def parse_fio_json(path: Path) -> list[dict]:
             side = job.get(direction) or {}
             if not side.get("io_bytes"):
                 continue
-            lat = side.get("lat_ns") or {}
-            rows.append({
+            yield job, options, {
                 "backend": _backend(options, job.get("jobname", ""), rw, bs, Path(path)),
                 "device": ",".join(devices) or None,
                 "file": options.get("filename") or options.get("directory"),
@@ -64,15 +62,41 @@ def parse_fio_json(path: Path) -> list[dict]:
                 "direction": direction,
                 "block_size_bytes": parse_size_bytes(bs_by_direction[direction]),
                 "iodepth": int(options.get("iodepth", 1)),
-                "bandwidth_bytes_per_s": float(side.get("bw_bytes", 0.0)),
-                "iops": float(side.get("iops", 0.0)),
-                "lat_mean_s": float(lat.get("mean", float("nan"))) / 1e9,
-                "lat_p99_s": _percentile_s(side, "99.000000"),
-                "io_bytes": int(side["io_bytes"]),
-                "runtime_s": float(side.get("runtime", job.get("job_runtime", 0))) / 1e3,
-                "error": int(job.get("error", 0)),
-                "source_file": Path(path).name,
-            })
+            }, side
+
+
+def parse_fio_json(path: Path) -> list[dict]:
+    """Rows with the `fio` table's columns (docs/tables.md) except host, from one fio JSON file."""
+    rows = []
+    for job, _options, identity, side in _directions(path):
+        lat = side.get("lat_ns") or {}
+        rows.append({
+            **identity,
+            "bandwidth_bytes_per_s": float(side.get("bw_bytes", 0.0)),
+            "iops": float(side.get("iops", 0.0)),
+            "lat_mean_s": float(lat.get("mean", float("nan"))) / 1e9,
+            "lat_p99_s": _percentile_s(side, "99.000000"),
+            "io_bytes": int(side["io_bytes"]),
+            "runtime_s": float(side.get("runtime", job.get("job_runtime", 0))) / 1e3,
+            "error": int(job.get("error", 0)),
+            "source_file": Path(path).name,
+        })
+    return rows
+
+
+LATENCY_BIN_COLUMNS = ["backend", "device", "rw", "direction", "block_size_bytes", "iodepth", "clat_s", "count",
+                       "source_file"]
+
+
+def parse_fio_latency_bins(path: Path) -> list[dict]:
+    """The completion-latency histogram of `--output-format=json+` (clat_ns.bins): one row per
+    non-empty bin, `clat_s` the bin's value as fio reports it; nothing for plain json output."""
+    rows = []
+    for _job, _options, identity, side in _directions(path):
+        bins = (side.get("clat_ns") or {}).get("bins") or {}
+        rows += [{**{k: identity[k] for k in LATENCY_BIN_COLUMNS[:6]}, "clat_s": int(ns) / 1e9, "count": int(count),
+                  "source_file": Path(path).name}
+                 for ns, count in sorted(bins.items(), key=lambda item: int(item[0])) if count]
     return rows
 
 

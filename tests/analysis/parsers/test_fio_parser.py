@@ -29,3 +29,23 @@ def test_named_job_takes_backend_from_jobname():
     assert {r["backend"] for r in rows.values()} == {"tmp"}
     # Larger requests move more bytes per request: IOPS falls as the block size grows.
     assert rows[("randread", 4096)]["iops"] > rows[("randread", 1 << 20)]["iops"]
+
+
+def test_json_plus_latency_bins_hold_every_io_and_give_fio_percentiles():
+    from analysis.parsers.fio import LATENCY_BIN_COLUMNS, parse_fio_latency_bins
+    import json
+    for path in sorted((TOOLS / "fio-sweep").glob("*.json")):
+        bins = parse_fio_latency_bins(path)
+        [row] = parse_fio_json(path)
+        assert bins and set(bins[0]) == set(LATENCY_BIN_COLUMNS)
+        side = json.loads(path.read_text())["jobs"][0][row["direction"]]
+        counts = [b["count"] for b in bins]
+        assert sum(counts) == side["clat_ns"]["N"]
+        # fio's percentiles come from this histogram: the 99th is the first bin reaching 99 %.
+        total, cumulative = sum(counts), 0
+        for b in bins:
+            cumulative += b["count"]
+            if cumulative >= 0.99 * total:
+                assert b["clat_s"] == pytest.approx(row["lat_p99_s"], rel=0.02)
+                break
+    assert parse_fio_latency_bins(TOOLS / "fio" / "fio-tmp-write-4k.json") == []      # plain json: no bins
