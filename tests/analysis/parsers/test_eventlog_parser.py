@@ -168,3 +168,28 @@ def test_without_msgspec_the_json_decoder_gives_the_same_tables(monkeypatch):
     slow = parse_event_logs(GROUPS)
     pd.testing.assert_frame_equal(fast.stages, slow.stages)
     pd.testing.assert_frame_equal(fast.tasks, slow.tasks)
+
+
+# Logs of older Spark versions, recorded by others (origins in tests/fixtures/tools/README.md).
+OLD = {"event_log_1": "1.5.1", "local-1532512550423": "2.3.0"}
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_older_spark_versions(name):
+    import json
+    path = EVENTS / "old-versions" / name
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    task_ends = [e for e in events if e["Event"] == "SparkListenerTaskEnd"]
+    log = parse_event_logs(path)
+    app = log.applications.iloc[0]
+    assert (app["spark_version"], app["status"], app["events"]) == (OLD[name], "finished", len(events))
+    assert app["skipped_lines"] == app["unknown_events"] == 0
+    assert len(log.tasks) == len(task_ends) and (log.tasks["status"] == "Success").all()
+    run_ms = sum(e["Task Metrics"]["Executor Run Time"] for e in task_ends)
+    assert log.stages["executor_run_time_s"].sum() == pytest.approx(run_ms / 1e3)
+    assert set(log.stages["status"]) == {"succeeded"} and (log.stages["duration_s"] > 0).all()
+    assert log.stages["num_tasks"].sum() == len(task_ends)
+    cpu = log.stages["executor_cpu_time_s"]
+    assert (cpu == 0).all() if OLD[name] < "2.1" else (cpu > 0).all()      # recorded since Spark 2.1
+    added = [e["Executor ID"] for e in events if e["Event"] == "SparkListenerExecutorAdded"]
+    assert set(added) <= set(log.executors["executor_id"])
