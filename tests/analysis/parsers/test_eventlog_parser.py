@@ -193,3 +193,23 @@ def test_older_spark_versions(name):
     assert (cpu == 0).all() if OLD[name] < "2.1" else (cpu > 0).all()      # recorded since Spark 2.1
     added = [e["Executor ID"] for e in events if e["Event"] == "SparkListenerExecutorAdded"]
     assert set(added) <= set(log.executors["executor_id"])
+
+
+def test_rolling_log_of_two_parts(tmp_path):
+    """A real rolling log: Spark's 10 MiB minimum part size makes it big, so it is kept as a tar.gz."""
+    import tarfile
+    with tarfile.open(EVENTS / "eventlog_v2_local-1795290587932.tar.gz") as archive:
+        archive.extractall(tmp_path, filter="data")
+    folder = tmp_path / "eventlog_v2_local-1795290587932"
+    [parts] = event_log_files(folder)
+    assert [p.name for p in parts] == ["events_1_local-1795290587932", "events_2_local-1795290587932"]
+    log = parse_event_logs(folder)
+    app = log.applications.iloc[0]
+    assert app["status"] == "finished" and app["skipped_lines"] == 0
+    lines = sum(len(p.read_bytes().splitlines()) for p in parts)
+    assert app["events"] == lines
+    # 2500 map tasks, 250 reduce tasks, spread over both parts.
+    assert list(log.stages["num_tasks"]) == [2500, 250] and len(log.tasks) == 2750
+    assert log.stages["shuffle_write_bytes"].iloc[0] == log.stages["shuffle_read_bytes"].iloc[1] > 0
+    first_part = parse_event_logs(parts[0])
+    assert first_part.applications["status"].item() == "incomplete" and len(first_part.tasks) < 2750
