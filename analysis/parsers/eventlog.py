@@ -200,6 +200,7 @@ class _Reading:
     truncated: bool = False
     events: list[dict] = field(default_factory=list)
     task_ends: list = field(default_factory=list)         # msgspec structs, or dicts without msgspec
+    refused_by_msgspec: bool = False                      # some task_ends are _DictTaskEnd
 
 
 def _decode_task_end(line, reading: _Reading) -> None:
@@ -214,7 +215,11 @@ def _decode_task_end(line, reading: _Reading) -> None:
     except ValueError:
         reading.skipped_lines += 1
         return
-    reading.task_ends.append(event if _TASK_END_DECODER is None else _as_struct(event))
+    if _TASK_END_DECODER is None:
+        reading.task_ends.append(event)
+    else:
+        reading.task_ends.append(_as_struct(event))
+        reading.refused_by_msgspec = True
 
 
 def _as_struct(event: dict):
@@ -369,19 +374,20 @@ class EventLog:
                    join("executors", EXECUTOR_COLUMNS), join("sql_executions", SQL_COLUMNS))
 
 
-def _task_columns(task_ends: list, wanted: Iterable[str]) -> dict[str, list]:
+def _task_columns(reading: _Reading, wanted: Iterable[str]) -> dict[str, list]:
+    task_ends = reading.task_ends
     if type(task_ends[0]) is dict:             # decoded by json.loads (no msgspec)
         return {column: [_path_value(e, _TASK_FIELDS[column]) for e in task_ends] for column in wanted}
-    mixed = any(type(e) is _DictTaskEnd for e in task_ends)
+    if reading.refused_by_msgspec:
+        return {column: [e[column] if type(e) is _DictTaskEnd else _safe_get(e, _TASK_END_PATHS[column])
+                         for e in task_ends] for column in wanted}
     columns = {}
     for column in wanted:
         path = _TASK_END_PATHS[column]
         try:
-            if mixed:
-                raise AttributeError(path)
             columns[column] = list(map(attrgetter(path), task_ends))     # one C loop per column
         except AttributeError:          # some task has no parent object (e.g. no "Input Metrics")
-            columns[column] = [e[column] if type(e) is _DictTaskEnd else _safe_get(e, path) for e in task_ends]
+            columns[column] = [_safe_get(e, path) for e in task_ends]
     return columns
 
 
@@ -407,7 +413,7 @@ def _tasks_frame(reading: _Reading, app_id: str | None, wanted: Iterable[str] = 
     complete = tuple(wanted) == tuple(_TASK_FIELDS)
     if not reading.task_ends:
         return pd.DataFrame(columns=TASK_COLUMNS)
-    columns = _task_columns(reading.task_ends, wanted)
+    columns = _task_columns(reading, wanted)
     frame = {}
     for column, values in columns.items():
         if column in ("stage_id", "task_id", "index", "task_attempt", "launch_time_ms", "finish_time_ms"):
