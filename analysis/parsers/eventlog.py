@@ -648,5 +648,8 @@ def parse_event_logs(path: Path) -> EventLog:
         except NotAnEventLog as error:      # a stray file beside the logs of a folder
             refused.append(error)
     if not parsed:
+        if path.is_dir():
+            raise NotAnEventLog(f"{path}: no Spark event log in this folder ({len(refused)} other file(s), "
+                                f"e.g. {refused[0]})")
         raise refused[0]
     return EventLog.concat(parsed)
