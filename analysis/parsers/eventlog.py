@@ -18,7 +18,7 @@ import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Union
 from operator import attrgetter
 from pathlib import Path
 
@@ -93,12 +93,22 @@ _EVENT_PREFIX = b'{"Event":"'
 _TASK_END = "SparkListenerTaskEnd"
 _TASK_END_PREFIX = _EVENT_PREFIX + _TASK_END.encode() + b'"'
 _SQL = "org.apache.spark.sql.execution.ui."
-# Events whose content is used (decoded one by one: there are few of them).
-_DECODED = {"SparkListenerLogStart", "SparkListenerApplicationStart", "SparkListenerApplicationEnd",
-            "SparkListenerJobStart", "SparkListenerJobEnd", "SparkListenerStageSubmitted",
-            "SparkListenerStageCompleted", "SparkListenerExecutorAdded", "SparkListenerExecutorRemoved",
-            "SparkListenerBlockManagerAdded", f"{_SQL}SparkListenerSQLExecutionStart",
-            f"{_SQL}SparkListenerSQLExecutionEnd"}
+# Events whose content is used, and the top-level keys the tables read (their values are kept whole).
+_DECODED_KEYS = {
+    "SparkListenerLogStart": ("Spark Version",),
+    "SparkListenerApplicationStart": ("App Name", "App ID", "Timestamp", "User", "App Attempt ID"),
+    "SparkListenerApplicationEnd": ("Timestamp",),
+    "SparkListenerJobStart": ("Job ID", "Submission Time", "Stage Infos", "Stage IDs", "Properties"),
+    "SparkListenerJobEnd": ("Job ID", "Completion Time", "Job Result"),
+    "SparkListenerStageSubmitted": ("Stage Info", "Properties"),
+    "SparkListenerStageCompleted": ("Stage Info",),
+    "SparkListenerExecutorAdded": ("Executor ID", "Timestamp", "Executor Info"),
+    "SparkListenerExecutorRemoved": ("Executor ID", "Timestamp", "Removed Reason"),
+    "SparkListenerBlockManagerAdded": ("Block Manager ID", "Maximum Memory", "Timestamp"),
+    f"{_SQL}SparkListenerSQLExecutionStart": ("executionId", "rootExecutionId", "description", "time"),
+    f"{_SQL}SparkListenerSQLExecutionEnd": ("executionId", "time", "errorMessage"),
+}
+_DECODED = set(_DECODED_KEYS)
 # Everything else Spark's JsonProtocol (core, SQL, streaming) writes: counted, not decoded.
 _KNOWN = _DECODED | {_TASK_END} | {f"SparkListener{name}" for name in (
     "EnvironmentUpdate", "BlockManagerRemoved", "TaskStart", "TaskGettingResult", "UnpersistRDD",
@@ -140,7 +150,7 @@ def _task_end_decoder():
         return None, {}
     paths: dict[str, str] = {}
 
-    def struct(name: str, tree: dict, prefix: str):
+    def struct(name: str, tree: dict, prefix: str, **tag):
         fields, rename = [], {}
         for number, (key, sub) in enumerate(tree.items()):
             attribute = f"f{number}"
@@ -151,12 +161,43 @@ def _task_end_decoder():
                 fields.append((attribute, object, None))
                 paths[sub] = prefix + attribute
         # gc=False: millions of these would otherwise make every GC pass walk them all.
-        return msgspec.defstruct(name, fields, rename=rename, gc=False)
+        return msgspec.defstruct(name, fields, rename=rename, gc=False, **tag)
 
-    return msgspec.json.Decoder(struct("TaskEnd", _nested_fields(), "")), paths
+    task_end = struct("TaskEnd", _nested_fields(), "", tag_field="Event", tag=_TASK_END)
+    return msgspec.json.Decoder(task_end), paths
 
 
 _TASK_END_DECODER, _TASK_END_PATHS = _task_end_decoder()
+
+def _chunk_decoder():
+    """A decoder of whole chunks of lines: a union tagged by "Event" of the task-end struct, a struct
+    per decoded event type (its _DECODED_KEYS) and an empty struct per other known type (skipped
+    in C). A chunk with a line of another type, or a cut line, fails whole and is read line by
+    line. Returns (decoder, struct type -> event type name); (None, {}) without msgspec."""
+    if _TASK_END_DECODER is None:
+        return None, {}
+    import msgspec
+    kinds = {_TASK_END_DECODER.type: _TASK_END}
+    for number, kind in enumerate(sorted(_KNOWN - {_TASK_END})):
+        keys = _DECODED_KEYS.get(kind, ())
+        fields = [(f"f{i}", object, None) for i in range(len(keys))]
+        struct = msgspec.defstruct(f"Event{number}", fields, rename=dict(zip((f for f, _, _ in fields), keys)),
+                                   tag_field="Event", tag=kind, gc=False)
+        kinds[struct] = kind
+    return msgspec.json.Decoder(Union[tuple(kinds)]), kinds
+
+
+def _as_event(struct, kind: str) -> dict:
+    """A decoded event as json.loads gives it (absent keys left out)."""
+    event = {"Event": kind}
+    for attribute, key in zip(struct.__struct_fields__, struct.__struct_encode_fields__):
+        value = getattr(struct, attribute)
+        if value is not None:
+            event[key] = value
+    return event
+
+
+_CHUNK_DECODER, _KIND_OF_STRUCT = _chunk_decoder()
 
 
 # ---------------------------------------------------------------- finding the logs
@@ -241,11 +282,30 @@ def _path_value(event: dict, path: tuple[str, ...]):
     return value
 
 
+def _read_chunk(lines, reading: _Reading) -> bool:
+    """Complete lines decoded in one call (see _chunk_decoder); False if they must be read one by one."""
+    try:
+        events = _CHUNK_DECODER.decode_lines(lines)
+    except ValueError:                  # msgspec's DecodeError and ValidationError
+        return False
+    task_end = _TASK_END_DECODER.type
+    for struct, count in Counter(map(type, events)).items():
+        if struct is not task_end:
+            reading.counts[_KIND_OF_STRUCT[struct]] += count
+    reading.task_ends += [event for event in events if type(event) is task_end]
+    reading.events += [_as_event(event, _KIND_OF_STRUCT[type(event)]) for event in events
+                       if event.__struct_fields__ and type(event) is not task_end]
+    return True
+
+
 def _read_buffer(data, reading: _Reading, size: int, final: bool) -> int:
     """Reads the complete lines of data[:size] (bytes or bytearray); returns where the unread rest starts.
-    Lines are located with find() and decoded from memoryview slices: no copy of the big ones;
-    consecutive task ends go to the decoder in one call."""
+    All at once by _read_chunk when it can; else line by line: lines located with find() and decoded
+    from memoryview slices (no copy of the big ones), consecutive task ends in one decoder call."""
     view = memoryview(data)
+    complete = size if final else data.rfind(b"\n", 0, size) + 1
+    if _CHUNK_DECODER is not None and complete > 0 and _read_chunk(view[:complete], reading):
+        return complete
     counts = reading.counts
     pos = 0
     run_start = run_end = -1            # the current run of consecutive task-end lines

@@ -161,10 +161,12 @@ def test_unknown_event_type_is_counted_and_reported():
 
 
 def test_without_msgspec_the_json_decoder_gives_the_same_tables(monkeypatch):
+    """Also the line-by-line path the whole-chunk decoder falls back to."""
     from analysis.parsers import eventlog
     fast = parse_event_logs(GROUPS)
     assert len(fast.tasks) == 25
     monkeypatch.setattr(eventlog, "_TASK_END_DECODER", None)
+    monkeypatch.setattr(eventlog, "_CHUNK_DECODER", None)
     slow = parse_event_logs(GROUPS)
     pd.testing.assert_frame_equal(fast.stages, slow.stages)
     pd.testing.assert_frame_equal(fast.tasks, slow.tasks)
@@ -216,3 +218,14 @@ def test_rolling_log_of_two_parts(tmp_path):
     assert log.stages["shuffle_write_bytes"].iloc[0] == log.stages["shuffle_read_bytes"].iloc[1] > 0
     first_part = parse_event_logs(parts[0])
     assert first_part.applications["status"].item() == "incomplete" and len(first_part.tasks) < 2750
+
+
+def test_line_by_line_reading_gives_the_same_tables(monkeypatch):
+    """What a chunk with a line of an unknown type or a cut line falls back to."""
+    from analysis.parsers import eventlog
+    whole = parse_event_logs(GROUPS)
+    assert len(whole.tasks) == 25
+    monkeypatch.setattr(eventlog, "_CHUNK_DECODER", None)
+    by_line = parse_event_logs(GROUPS)
+    for table in ("applications", "jobs", "stages", "tasks", "executors", "sql_executions"):
+        pd.testing.assert_frame_equal(getattr(whole, table), getattr(by_line, table))
