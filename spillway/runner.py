@@ -19,7 +19,8 @@ from spillway import REPO, inventory as inventory_mod, workloads as workloads_mo
 from spillway.ansible import first_message, run_playbook
 from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
 
-DEFAULT_WORKLOADS = ("fio-sweep", "terasort")
+# The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
+DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
 HEARTBEAT_S = 30
 # Lines of a step log worth echoing while it runs: not the JVMs' log4j chatter, but job progress.
 LOG4J_LINE = re.compile(r"^\d{2,4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d")

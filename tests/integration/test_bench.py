@@ -1,5 +1,6 @@
-"""The tiny bench for real on the local default: provision, fio sweep, TeraSort on MapReduce and Spark,
-collectors, tables and report; then the assertions the foundation promises."""
+"""The tiny bench for real on the local default: provision, the fio sweep and the whole workload suite
+(TeraSort on MapReduce and Spark, TPC-H on Spark SQL, K-means, GATK4), collectors, tables and report; then
+the assertions the foundation and the workload suite promise."""
 import json
 import subprocess
 from pathlib import Path
@@ -17,7 +18,7 @@ HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
 @pytest.fixture(scope="module")
 def bench():
     proc = subprocess.run(["make", "-s", "bench"], cwd=REPO, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=1800)
+                          stdin=subprocess.DEVNULL, timeout=3600)
     print(proc.stdout[-6000:], proc.stderr[-3000:])
     report = Path(proc.stdout.strip().splitlines()[-1])
     return proc, report.parent
@@ -34,7 +35,8 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "completed"
     assert {w["id"]: w["status"] for w in manifest["workloads"]} == {
-        "fio-sweep": "ok", "terasort-mapreduce": "ok", "terasort-spark": "ok"}
+        "fio-sweep": "ok", "terasort-mapreduce": "ok", "terasort-spark": "ok", "tpch": "ok", "kmeans": "ok",
+        "gatk4": "ok"}
     assert all(s["duration_s"] is not None for s in manifest["steps"])
     assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
     assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
@@ -78,3 +80,40 @@ def test_second_provisioning_reports_no_changes(bench, tmp_path):
     result = run_playbook("local", "provision.yml", {}, tmp_path / "provision.log")
     assert result.ok, result.failures
     assert result.changed == 0, (tmp_path / "provision.log").read_text()[-4000:]
+
+
+def workload_output(run_dir, workload_id, name):
+    return run_dir / "raw/localhost/workload" / workload_id / name
+
+
+@pytest.mark.parametrize("workload_id", ["tpch", "kmeans", "gatk4"])
+def test_each_workload_validated_its_output_and_says_whether_its_input_was_generated(bench, workload_id):
+    _, run_dir = bench
+    verdict = json.loads(workload_output(run_dir, workload_id, "validation.json").read_text())
+    assert verdict["ok"] and verdict["problems"] == []
+    prepared = json.loads(workload_output(run_dir, workload_id, "prepare.json").read_text())
+    assert isinstance(prepared["generated"], bool) and prepared["generate_s"] >= 0
+
+
+def test_tpch_times_all_22_queries_and_its_stages_map_to_queries(bench):
+    _, run_dir = bench
+    times = pd.read_csv(workload_output(run_dir, "tpch", "query-times.csv"))
+    assert list(times["query"]) == [f"q{n:02d}" for n in range(1, 23)]
+    assert (times["seconds"] > 0).all()
+    jobs = table(run_dir, "spark_jobs")
+    groups = set(jobs[jobs.workload_id == "tpch"]["job_group"].dropna())
+    assert {f"q{n:02d}" for n in range(1, 23)} <= groups
+
+
+def test_kmeans_records_the_cost_of_every_iteration(bench):
+    _, run_dir = bench
+    iterations = pd.read_csv(workload_output(run_dir, "kmeans", "iterations.csv"))
+    assert len(iterations) >= 2 and (iterations["cost"].diff().dropna() <= 1e-6 * iterations["cost"].iloc[0]).all()
+
+
+def test_gatk4_runs_its_three_tools_as_separate_spark_applications(bench):
+    _, run_dir = bench
+    apps = table(run_dir, "spark_applications")
+    names = " ".join(apps[apps.workload_id == "gatk4"]["app_name"])
+    for tool in ("MarkDuplicatesSpark", "BaseRecalibratorSpark", "ApplyBQSRSpark"):
+        assert tool in names

@@ -94,7 +94,7 @@ def test_validation_passes_on_the_real_outputs(pipeline):
     work, expected = pipeline
     code, verdict, stderr = validate(work, work / "final.bam", work / "data" / "expected.json")
     assert code == 0, stderr
-    assert verdict["passed"]
+    assert verdict["ok"]
     assert verdict["metrics_duplicate_reads"] == expected["duplicate_reads"] == 2 * round(READ_PAIRS * DUPLICATE_RATE)
     assert verdict["output_bam"]["duplicate_reads"] == expected["duplicate_reads"]
     assert verdict["output_bam"]["reads"] == 2 * READ_PAIRS
@@ -107,9 +107,9 @@ def test_validation_fails_on_a_wrong_expected_duplicate_count(pipeline):
     wrong.write_text(json.dumps({**expected, "duplicate_reads": expected["duplicate_reads"] + 2}))
     code, verdict, stderr = validate(work, work / "final.bam", wrong)
     assert code == 1
-    assert not verdict["passed"]
+    assert not verdict["ok"]
     assert "the generator planted" in stderr
-    assert len(verdict["failures"]) == 1
+    assert len(verdict["problems"]) == 1
 
 
 def test_validation_fails_on_an_unsorted_bam(pipeline):
@@ -129,7 +129,7 @@ def test_validation_fails_on_an_unsorted_bam(pipeline):
     code, verdict, stderr = validate(work, unsorted, work / "data" / "expected.json")
     assert code == 1
     assert "not coordinate sorted" in stderr
-    assert len(verdict["failures"]) == 1
+    assert len(verdict["problems"]) == 1
 
 
 def test_larger_scales_name_the_inventory_setting_for_real_inputs():

@@ -96,8 +96,8 @@ def validate(bam: str, metrics_text: str | None, table_text: str | None, expecte
     if tables is not None and not any(tables.values()):
         failures.append(f"recalibration table is empty (rows per table: {tables or 'no RecalTable'})")
     return {
-        "passed": not failures,
-        "failures": failures,
+        "ok": not failures,
+        "problems": failures,
         "output_bam": scan,
         "metrics_duplicate_reads": metrics_duplicates,
         "expected_duplicate_reads": None if expected is None else expected["duplicate_reads"],
@@ -121,8 +121,8 @@ def main() -> None:
         expected,
     )
     args.out.write_text(json.dumps(verdict, indent=2) + "\n")
-    if not verdict["passed"]:
-        print("gatk4 validation failed:\n  " + "\n  ".join(verdict["failures"]), file=sys.stderr)
+    if not verdict["ok"]:
+        print("gatk4 validation failed:\n  " + "\n  ".join(verdict["problems"]), file=sys.stderr)
         sys.exit(1)
     print(
         f"gatk4 validation passed: {verdict['output_bam']['reads']} reads, coordinate sorted, "

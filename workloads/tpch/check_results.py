@@ -3,7 +3,7 @@
     python check_results.py <tables-dir> <queries-dir> <spark-results-dir> <validation-json> <query>...
 
 tables-dir holds one folder of Parquet files per table; spark-results-dir holds <query>.csv as the Spark
-job writes them. Writes validation-json ({"ok", "queries": {query: {"ok", "rows", "difference"}}}) and exits
+job writes them. Writes validation-json ({"ok", "problems", "queries": {query: {"ok", "rows", "difference"}}}) and exits
 1 naming the queries whose results differ.
 
 What "equal" means:
@@ -165,7 +165,9 @@ def main(argv):
     tables_dir, queries_dir, results_dir, validation_json, *queries = argv
     report = check(tables_dir, queries_dir, results_dir, queries)
     failed = [q for q, r in report.items() if not r["ok"]]
-    Path(validation_json).write_text(json.dumps({"ok": not failed, "queries": report}, indent=2) + "\n")
+    problems = [f"{q}: {report[q]['difference']}" for q in failed]
+    Path(validation_json).write_text(json.dumps({"ok": not failed, "problems": problems, "queries": report},
+                                                indent=2) + "\n")
     for query, result in report.items():
         status = "ok" if result["ok"] else f"DIFFERS: {result['difference']}"
         print(f"{query}: {result['rows']} rows, {status}")
