@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from test_terasort_spark import SPARK_HOME, SPARK_JAVA17_OPTIONS
+from spark_local import REPO, SPARK_HOME, SPARK_JAVA17_OPTIONS, spark_jars_present
 
-REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "workloads" / "gatk4"
 GATK_HOME = Path(os.environ.get("GATK_HOME", SPARK_HOME.parent / "gatk-4.6.2.0"))
 GATK_CLASSPATH_JAR = GATK_HOME / "gatk-spark-classpath.jar"
@@ -25,7 +24,7 @@ DUPLICATE_RATE = 0.05
 
 pytestmark = pytest.mark.skipif(
     not GATK_CLASSPATH_JAR.is_file() or not WORKLOAD_PYTHON.is_file()
-    or not list((SPARK_HOME / "jars").glob("spark-core_*.jar")),
+    or not spark_jars_present("spark-core"),
     reason=f"needs GATK in {GATK_HOME} (role gatk_install), Spark in {SPARK_HOME} and {WORKLOAD_PYTHON}: "
            "run `make setup` first",
 )

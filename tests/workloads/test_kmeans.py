@@ -8,7 +8,6 @@ moved, a cost that increases, and a real model trained with k too small.
 
 import json
 import math
-import os
 import struct
 import subprocess
 import sys
@@ -16,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from test_terasort_spark import BUILD_SCRIPT, SPARK_HOME, SPARK_JAVA17_OPTIONS
+from spark_local import REPO, SPARK_HOME, build_job, spark_jars_present, submit, summary
 
-REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "workloads" / "kmeans"
 CHECK = WORKLOAD / "check_model.py"
 
@@ -31,7 +29,7 @@ PARTITIONS = 3
 ITERATIONS = 2
 
 pytestmark = pytest.mark.skipif(
-    not list((SPARK_HOME / "jars").glob("spark-mllib_*.jar")),
+    not spark_jars_present("spark-core", "spark-mllib"),
     reason=f"needs the Spark jars (spark-core, spark-mllib) in {SPARK_HOME}/jars: run `make setup` first",
 )
 
@@ -41,18 +39,10 @@ def run(command, **kwargs):
 
 
 def spark_job(work: Path, jar: Path, *args):
-    """Runs the job jar through SparkSubmit in local mode; returns its last stdout line as JSON."""
-    result = run(
-        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", f"{SPARK_HOME}/jars/*",
-         "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]",
-         "--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false",
-         str(jar), *[str(a) for a in args]],
-        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
-    )
-    lines = result.stdout.strip().splitlines()
-    assert result.returncode == 0 and lines and lines[-1].startswith("{"), \
-        f"{args[0]} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-    return json.loads(lines[-1])
+    """Runs the job jar in local mode; returns its JSON summary."""
+    result = submit(work, jar, *args, timeout=300)
+    assert result.returncode == 0, f"{args[0]} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return summary(result)
 
 
 def generate(work: Path, jar: Path, name: str):
@@ -113,10 +103,7 @@ def read_points(points_dir: Path):
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     work = tmp_path_factory.mktemp("kmeans")
-    built = run(["bash", str(BUILD_SCRIPT), str(WORKLOAD / "spark" / "src"), str(work / "build" / "job.jar"),
-                 "spillway.kmeans.KMeansSpark"])
-    assert built.returncode == 0, f"build failed:\n{built.stderr[-3000:]}"
-    jar = Path(built.stdout.strip())
+    jar = build_job("kmeans", work / "build" / "job.jar", "spillway.kmeans.KMeansSpark")
     data = generate(work, jar, "data")
     summary, model_dir = train(work, jar, data, K, "model")
     return work, jar, data, summary, json.loads((model_dir / "model.json").read_text())

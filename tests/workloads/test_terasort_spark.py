@@ -5,38 +5,22 @@ job's own validate subcommand; then corrupted copies of the output must fail val
 reason that was planted.
 """
 
-import json
-import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-# The build tool the spark role installs as {spillway_root}/bin/spark-build-job; its template is plain bash.
-BUILD_SCRIPT = REPO / "playbooks" / "roles" / "spark" / "templates" / "spark-build-job.j2"
-JOB_SOURCES = REPO / "workloads" / "terasort" / "spark" / "src"
-SPARK_HOME = Path(os.environ.get("SPARK_HOME", "/opt/spillway/spark-3.5.6"))
-HADOOP_HOME = Path(os.environ.get("HADOOP_HOME", "/opt/spillway/hadoop-3.4.2"))
+from spark_local import HADOOP_HOME, SPARK_HOME, build_job, spark_jars_present, submit, summary
+
 EXAMPLES_JAR = HADOOP_HOME / "lib" / "hadoop-mapreduce-examples-3.4.2.jar"
 
 ROWS = 100_000
 SORT_PARTITIONS = 3
 RECORD = 100  # bytes: 10-byte key + 90-byte value
 
-# What org.apache.spark.launcher.JavaModuleOptions adds for Java 17 (spark-submit's launcher is absent).
-SPARK_JAVA17_OPTIONS = [
-    f"--add-opens=java.base/{package}=ALL-UNNAMED"
-    for package in (
-        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
-        "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref",
-        "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar",
-    )
-] + ["--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"]
-
 pytestmark = pytest.mark.skipif(
-    not list((SPARK_HOME / "jars").glob("spark-core_*.jar")) or not EXAMPLES_JAR.is_file(),
+    not spark_jars_present("spark-core") or not EXAMPLES_JAR.is_file(),
     reason=f"needs the Spark jars in {SPARK_HOME}/jars and {EXAMPLES_JAR}: run `make setup` first",
 )
 
@@ -56,24 +40,13 @@ def hadoop_example(work: Path, *args):
 
 
 def spark_job(work: Path, jar: Path, *args):
-    """Runs the job jar through SparkSubmit in local mode; returns (exit code, last stdout line as JSON)."""
-    result = run(
-        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", f"{SPARK_HOME}/jars/*",
-         "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]",
-         "--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false",
-         str(jar), *args],
-        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
-    )
-    lines = result.stdout.strip().splitlines()
-    assert lines and lines[-1].startswith("{"), f"no JSON summary on stdout:\n{result.stdout}\n{result.stderr[-3000:]}"
-    return result.returncode, json.loads(lines[-1])
+    """Runs the job jar in local mode; returns (exit code, its JSON summary)."""
+    result = submit(work, jar, *args, timeout=300)
+    return result.returncode, summary(result)
 
 
 def build_jar(work: Path) -> Path:
-    result = run(["bash", str(BUILD_SCRIPT), str(JOB_SOURCES), str(work / "build" / "job.jar"),
-                  "spillway.terasort.TeraSortSpark"])
-    assert result.returncode == 0, f"build failed:\n{result.stderr[-3000:]}"
-    return Path(result.stdout.strip())
+    return build_job("terasort", work / "build" / "job.jar", "spillway.terasort.TeraSortSpark")
 
 
 def uri(path: Path) -> str:

@@ -10,14 +10,13 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
-from test_terasort_spark import BUILD_SCRIPT, SPARK_HOME, SPARK_JAVA17_OPTIONS
+from spark_local import SPARK_HOME, build_job, spark_jars_present, submit, summary
 
 REPO = Path(__file__).resolve().parents[2]
 WORKLOAD = REPO / "workloads" / "tpch"
@@ -31,7 +30,7 @@ check_results = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check_results)
 
 needs_spark = pytest.mark.skipif(
-    not list((SPARK_HOME / "jars").glob("spark-sql_*.jar")) or not TPCHGEN.is_file(),
+    not spark_jars_present("spark-sql") or not TPCHGEN.is_file(),
     reason=f"needs the Spark jars in {SPARK_HOME}/jars and the workload venv /opt/spillway/venv "
            "(tpchgen-cli, duckdb): run `make setup` first",
 )
@@ -45,26 +44,16 @@ def run(command, **kwargs):
 def spark_run(tmp_path_factory):
     """SF 0.01 tables, and the job's results for all 22 queries: (work dir, tables dir, JSON summary)."""
     work = tmp_path_factory.mktemp("tpch")
-    built = run(["bash", str(BUILD_SCRIPT), str(WORKLOAD / "spark" / "src"), str(work / "tpch.jar"),
-                 "spillway.tpch.TpchSpark"])
-    assert built.returncode == 0, f"build failed:\n{built.stderr[-3000:]}"
+    jar = build_job("tpch", work / "tpch.jar", "spillway.tpch.TpchSpark")
     generated = run([str(TPCHGEN), "parquet", "--scale-factor", SCALE_FACTOR, "--parts", "2",
                      "--output-dir", str(work / "tables"), "--quiet"])
     assert generated.returncode == 0, generated.stderr
-    job = run(
-        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", f"{SPARK_HOME}/jars/*",
-         "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]",
-         "--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false",
-         # Tiny tables: the default 200 shuffle partitions would mostly schedule empty tasks.
-         "--conf", "spark.sql.shuffle.partitions=2",
-         str(work / "tpch.jar"), f"file://{work / 'tables'}", str(WORKLOAD / "queries"), str(work / "results"),
-         str(work / "query-times.csv"), *QUERIES],
-        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
-    )
-    lines = job.stdout.strip().splitlines()
-    assert job.returncode == 0 and lines and lines[-1].startswith("{"), \
-        f"the Spark job failed:\n{job.stdout[-2000:]}\n{job.stderr[-3000:]}"
-    return work, work / "tables", json.loads(lines[-1])
+    job = submit(work, jar, f"file://{work / 'tables'}", WORKLOAD / "queries", work / "results",
+                 work / "query-times.csv", *QUERIES,
+                 # Tiny tables: the default 200 shuffle partitions would mostly schedule empty tasks.
+                 conf=["spark.sql.shuffle.partitions=2"])
+    assert job.returncode == 0, f"the Spark job failed:\n{job.stdout[-2000:]}\n{job.stderr[-3000:]}"
+    return work, work / "tables", summary(job)
 
 
 def check(tables: Path, results: Path, out: Path, queries=QUERIES):

@@ -1,0 +1,53 @@
+"""Workload Spark jobs for real, in Spark local mode: built by the same spark-build-job the cluster uses and
+started like the cluster's spark-submit wrapper starts its driver, without YARN. For tests of job code."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+SPARK_HOME = Path(os.environ.get("SPARK_HOME", "/opt/spillway/spark-3.5.6"))
+HADOOP_HOME = Path(os.environ.get("HADOOP_HOME", "/opt/spillway/hadoop-3.4.2"))
+# The build tool the spark role installs as {spillway_root}/bin/spark-build-job; its template is plain bash.
+BUILD_SCRIPT = REPO / "playbooks" / "roles" / "spark" / "templates" / "spark-build-job.j2"
+
+# What org.apache.spark.launcher.JavaModuleOptions adds for Java 17 (spark-submit's launcher is absent).
+SPARK_JAVA17_OPTIONS = [
+    f"--add-opens=java.base/{package}=ALL-UNNAMED"
+    for package in (
+        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
+        "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref",
+        "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar",
+    )
+] + ["--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"]
+
+
+def spark_jars_present(*prefixes: str) -> bool:
+    return all(list((SPARK_HOME / "jars").glob(f"{prefix}_*.jar")) for prefix in prefixes)
+
+
+def build_job(workload: str, jar: Path, main_class: str) -> Path:
+    """Compile workloads/<workload>/spark/src into `jar`; return its path as the build tool prints it."""
+    result = subprocess.run(["bash", str(BUILD_SCRIPT), str(REPO / "workloads" / workload / "spark" / "src"),
+                             str(jar), main_class], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"build failed:\n{result.stderr[-3000:]}"
+    return Path(result.stdout.strip())
+
+
+def submit(work: Path, jar: Path, *args, conf=(), classpath=(), timeout=600):
+    """SparkSubmit in local[2] mode with scratch space under `work`; returns the CompletedProcess."""
+    options = ["--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false"]
+    for item in conf:
+        options += ["--conf", item]
+    return subprocess.run(
+        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", ":".join([f"{SPARK_HOME}/jars/*", *map(str, classpath)]),
+         "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]", *options, str(jar), *map(str, args)],
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True, text=True, timeout=timeout)
+
+
+def summary(result) -> dict:
+    """The job's JSON summary: its last line on stdout (every workload job prints one)."""
+    lines = result.stdout.strip().splitlines()
+    assert lines and lines[-1].startswith("{"), \
+        f"no JSON summary on stdout:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return json.loads(lines[-1])
