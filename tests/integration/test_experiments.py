@@ -86,7 +86,7 @@ def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_median
 
 @pytest.fixture(scope="module")
 def cores_sweep():
-    return bench("kmeans", "CORES=1,2")
+    return bench("kmeans", "CORES=1,2", "DROP_CACHES=1")
 
 
 def test_cores_sweep_runs_p_executors_per_node_and_plots_stages_against_p(cores_sweep):
@@ -100,3 +100,13 @@ def test_cores_sweep_runs_p_executors_per_node_and_plots_stages_against_p(cores_
     assert set(per_app.loc["kmeans-p1"]) == {1} and set(per_app.loc["kmeans-p2"]) == {2}
     html = (run_dir / "report.html").read_text()
     assert 'id="parallelism"' in html and "P = 1" in html and "P = 2" in html
+
+
+def test_drop_caches_runs_before_every_workload_run(cores_sweep):
+    _, run_dir, manifest = cores_sweep
+    assert manifest["parameters"]["drop_caches"] is True
+    for run in manifest["workloads"]:
+        begin = run["steps"][0]
+        assert "drop caches" in begin["name"]
+        log = (run_dir / begin["log"]).read_text()
+        assert "changed: [localhost]" in log.split("Write back dirty pages, then drop the page cache")[1][:400]
