@@ -1,4 +1,5 @@
-"""python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>}"""
+"""python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>
+                    | compare RUN RUN [RUN ...] [--out DIR]}"""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     stages = sub.add_parser("stages", help="CSV of Spark stage attempts of an event log (file or folder); "
                                                 "columns in docs/tables.md, exit 2 if it is no event log")
     stages.add_argument("path", type=Path)
+    compare = sub.add_parser("compare", help="compare.html + tables/*.csv|parquet across runs (the first is the "
+                                             "baseline); exit 2 on fewer than 2 runs or a path that is no run")
+    compare.add_argument("runs", nargs="*", help="run directories or run ids under results/ (`latest` allowed)")
+    compare.add_argument("--out", type=Path, help="output folder (default results/compare-<id>-vs-<id>...)")
     args = parser.parse_args(argv)
 
     try:
@@ -35,6 +40,13 @@ def main(argv: list[str] | None = None) -> int:
             if args.rebuild_tables:
                 write_tables(run_dir)
             print(write_report(run_dir))
+        elif args.command == "compare":
+            from .compare import CompareError, write_comparison
+            try:
+                print(write_comparison(args.runs, args.out))
+            except CompareError as error:
+                print(f"analysis compare: {error}", file=sys.stderr)
+                return 2
         elif args.command == "stages":
             eventlog.parse_event_logs(args.path).stages.to_csv(sys.stdout, index=False)
     except (FileNotFoundError, eventlog.MissingCodec, eventlog.NotAnEventLog) as error:

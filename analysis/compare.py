@@ -1,0 +1,634 @@
+"""One HTML page comparing several run directories (typically the same workloads on other backends or
+placements): side-by-side figures, speedup tables against a baseline, and what differed between the runs.
+
+A *configuration* is (run, HDFS placement, local-dir placement, executor cores): one run can hold several
+(PLACEMENT=matrix, CORES sweep). Its label names only what differs between the configurations compared, in
+storage-profile terms (`hdd`, `nvme`), so that a column reads as the thing being compared.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from . import metrics
+from .parsers.manifest import workloads_table
+from .report import TEMPLATE_DIR, _MB, _num, _png, _spread_cell
+from .rundir import RESULTS_DIR, load_manifest, resolve_run_dir
+from .tables import TABLE_NAMES, build_tables, read_tables
+
+# Repetitions whose (max - min) / median exceeds this are flagged, as in the single-run report.
+SPREAD_LIMIT = 0.2
+HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os")
+
+
+class CompareError(ValueError):
+    """Bad input for a comparison (too few runs, not a run directory)."""
+
+
+@dataclass
+class Run:
+    run_dir: Path
+    run_id: str
+    manifest: dict
+    tables: dict[str, pd.DataFrame]
+    label: str = ""          # what tells this run apart from the others compared
+
+    def profile(self, backend) -> str:
+        """A backend name as the storage profile it was (`fast` -> `nvme`), the name itself for a real mount."""
+        if backend is None or pd.isna(backend):
+            return "-"
+        spec = ((self.manifest.get("storage") or {}).get("backends") or {}).get(backend) or {}
+        profile = spec.get("profile")
+        return str(profile) if profile and profile != backend else str(backend)
+
+
+def load_runs(refs: list[str]) -> list[Run]:
+    if len(refs) < 2:
+        raise CompareError(f"compare needs at least 2 runs, got {len(refs)}: RUNS=\"<run-id> <run-id> ...\"")
+    runs = []
+    for ref in refs:
+        try:
+            run_dir = resolve_run_dir(ref)
+        except FileNotFoundError as error:
+            raise CompareError(str(error)) from None
+        if not (run_dir / "manifest.json").exists():
+            raise CompareError(f"{run_dir} has no manifest.json: not a run directory (nothing to compare by)")
+        manifest = load_manifest(run_dir)
+        tables = _tables(run_dir)
+        # Always from the manifest: tables written by an older analysis may lack newer columns (warmup...).
+        tables["workloads"] = workloads_table(manifest)
+        runs.append(Run(run_dir, manifest.get("run_id") or run_dir.name, manifest, tables))
+    if len({r.run_dir for r in runs}) < len(runs):
+        raise CompareError("the same run is named twice: compare distinct runs")
+    _label_runs(runs)
+    return runs
+
+
+def _tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """The run's tables; parsed in memory when tables/ is incomplete, so that comparing never writes into a
+    run directory (a running bench's report step would otherwise take those early tables as its own)."""
+    if all((run_dir / "tables" / f"{name}.parquet").exists() for name in TABLE_NAMES):
+        return read_tables(run_dir)
+    return build_tables(run_dir)
+
+
+def _label_runs(runs: list[Run]) -> None:
+    """Cluster name when clusters differ, else the placement in profile terms when that differs, else the id."""
+    clusters = [str(r.manifest.get("cluster", "?")) for r in runs]
+    placements = [_placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {}) for r in runs]
+    for run, cluster, placement in zip(runs, clusters, placements):
+        parts = []
+        if len(set(clusters)) > 1:
+            parts.append(cluster)
+        if len(set(placements)) > 1:
+            parts.append(placement)
+        run.label = " ".join(parts)
+    labels = [r.label for r in runs]
+    for run in runs:
+        if not run.label or labels.count(run.label) > 1:
+            run.label = f"{run.label} {run.run_id}".strip()
+
+
+def _placement_text(run: Run, placement: dict) -> str:
+    return f"HDFS {run.profile(placement.get('hdfs'))}, local {run.profile(placement.get('local'))}"
+
+
+# ---------------------------------------------------------------- configurations
+
+def _with_configuration(runs: list[Run], frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Concatenate per-run frames that carry placement_hdfs/placement_local/executor_cores, adding `run_id`
+    and the column label `configuration` (run label + placement and P where those vary)."""
+    tagged = [f.assign(run_id=r.run_id, run_label=r.label,
+                       hdfs_profile=f["placement_hdfs"].map(r.profile), local_profile=f["placement_local"].map(r.profile))
+              for r, f in zip(runs, frames) if not f.empty]
+    if not tagged:
+        return pd.DataFrame()
+    frame = pd.concat(tagged, ignore_index=True)
+    clusters = frame["run_id"].map({r.run_id: str(r.manifest.get("cluster", "?")) for r in runs})
+    parts = [clusters] if clusters.nunique() > 1 else []
+    placement = "HDFS " + frame["hdfs_profile"] + ", local " + frame["local_profile"]
+    if placement.nunique() > 1:
+        parts.append(placement)
+    cores = frame["executor_cores"].map(lambda p: "default P" if pd.isna(p) else f"P={int(p)}")
+    if cores.nunique() > 1:
+        parts.append(cores)
+    labels = pd.concat(parts, axis=1).agg(" · ".join, axis=1) if parts else pd.Series("", index=frame.index)
+    # two runs alike in all of these (a rerun, another commit) are told apart by their ids
+    ambiguous = labels.eq("") | frame.groupby(labels)["run_id"].transform("nunique").gt(1)
+    frame["configuration"] = labels.where(~ambiguous, (labels + " · " + frame["run_id"]).str.strip(" ·"))
+    return frame
+
+
+def _configuration_order(frame: pd.DataFrame, runs: list[Run]) -> list[str]:
+    """Configurations in RUNS order (the first is the baseline), then placement and P order inside a run."""
+    if frame.empty:
+        return []
+    order = {r.run_id: i for i, r in enumerate(runs)}
+    keys = frame.drop_duplicates("configuration").assign(_run=lambda f: f["run_id"].map(order))
+    keys = keys.sort_values(["_run", "placement_hdfs", "placement_local", "executor_cores"], na_position="first")
+    return keys["configuration"].tolist()
+
+
+def _speedup_table(spread: pd.DataFrame, keys: list[str], order: list[str]) -> pd.DataFrame:
+    """Tidy table: one row per key and configuration with median/min/max/runs, the spread flag and the
+    speedup = baseline median / this median (> 1: faster than the baseline, the first configuration)."""
+    if spread.empty:
+        return pd.DataFrame()
+    baseline = order[0]
+    frame = spread.copy()
+    base = frame[frame["configuration"] == baseline].set_index(keys)["median"].rename("baseline_median_s")
+    frame = frame.join(base, on=keys)
+    frame["speedup_vs_baseline"] = frame["baseline_median_s"] / frame["median"]
+    frame["spread_flag"] = (frame["max"] - frame["min"]) / frame["median"] > SPREAD_LIMIT
+    frame = frame.rename(columns={"median": "median_s", "min": "min_s", "max": "max_s"})
+    frame["configuration"] = pd.Categorical(frame["configuration"], categories=order, ordered=True)
+    return frame.sort_values(keys + ["configuration"], ignore_index=True)
+
+
+def workload_times(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
+    frame = _with_configuration(runs, [metrics.run_time_by_placement(r.tables["workloads"]) for r in runs])
+    order = _configuration_order(frame, runs)
+    keys = ["workload", "sweep"]
+    return _speedup_table(frame, keys, order), order
+
+
+def stage_times(runs: list[Run], order: list[str]) -> pd.DataFrame:
+    frames = [metrics.stage_time_by_cores(r.tables["stages"], r.tables["workloads"]) for r in runs]
+    frame = _with_configuration(runs, frames)
+    if frame.empty or not order:
+        return pd.DataFrame()
+    return _speedup_table(frame, ["workload", "sweep", "app", "stage_id", "name"],
+                          order + [c for c in _configuration_order(frame, runs) if c not in order])
+
+
+def _pivot_rows(table: pd.DataFrame, keys: list[str], order: list[str]) -> list[dict]:
+    """Rows for the page: per key, each configuration's `median (min–max, n runs)` and speedup."""
+    rows = []
+    if table.empty:
+        return rows
+    for key, group in table.groupby(keys, dropna=False, sort=False, observed=True):
+        by_config = {row["configuration"]: row for row in group.to_dict("records")}
+        cells = []
+        for config in order:
+            row = by_config.get(config)
+            if row is None:
+                cells.append({"time": "not run", "speedup": "-", "flag": False})
+                continue
+            cells.append({"time": _spread_cell({"median": row["median_s"], "min": row["min_s"], "max": row["max_s"],
+                                                "runs": row["runs"]}),
+                          "speedup": _num(row["speedup_vs_baseline"], "x", 2), "flag": bool(row["spread_flag"])})
+        rows.append({"key": dict(zip(keys, key)), "cells": cells})
+    return rows
+
+
+# ---------------------------------------------------------------- I/O volumes and throughput
+
+def _measured_io(run: Run) -> pd.DataFrame:
+    """Per measured workload run: its configuration columns, run-step seconds and what it moved (bytes)."""
+    measured = metrics.measured_runs(run.tables["workloads"])
+    io = metrics.workload_io_summary(run.tables)
+    if measured.empty or io.empty:
+        return pd.DataFrame()
+    io = io.drop(columns=[c for c in ("status", "duration_s") if c in io])
+    joined = measured.merge(io, on="workload_id", how="left")
+    for column in ("output_bytes", "mr_hdfs_written_bytes", "shuffle_write_bytes", "mr_shuffle_bytes"):
+        if column not in joined:
+            joined[column] = np.nan
+    spark_output = joined["output_bytes"].where(joined["output_bytes"] > 0)
+    joined["result_bytes"] = spark_output.fillna(joined["mr_hdfs_written_bytes"])
+    joined["shuffle_bytes"] = joined["shuffle_write_bytes"].where(joined["shuffle_write_bytes"] > 0).fillna(
+        joined["mr_shuffle_bytes"])
+    workers = len(((run.manifest.get("inventory") or {}).get("groups") or {}).get("workers") or []) or \
+        max(len(run.manifest.get("hosts") or {}), 1)
+    joined["nodes"] = workers
+    joined["cluster_bytes_per_s"] = joined["result_bytes"] / joined["run_s"]
+    joined["node_bytes_per_s"] = joined["cluster_bytes_per_s"] / workers
+    return joined
+
+
+def throughput_table(runs: list[Run], order: list[str]) -> pd.DataFrame:
+    """Cluster throughput = result size / run-step time (DataWarp's definition), per node = / worker nodes;
+    medians over measured repetitions, with the shuffle volume (Spark shuffle write, else MR shuffle bytes)."""
+    frame = _with_configuration(runs, [_measured_io(r) for r in runs])
+    if frame.empty:
+        return pd.DataFrame()
+    keys = ["workload", "sweep", "configuration"]
+    table = (frame.groupby(keys, dropna=False, observed=True)
+             .agg(result_bytes=("result_bytes", "median"), shuffle_bytes=("shuffle_bytes", "median"),
+                  run_s=("run_s", "median"), cluster_bytes_per_s=("cluster_bytes_per_s", "median"),
+                  node_bytes_per_s=("node_bytes_per_s", "median"), nodes=("nodes", "first"),
+                  runs=("run_s", "count"), run_id=("run_id", "first"))
+             .reset_index())
+    table["configuration"] = pd.Categorical(table["configuration"], categories=order, ordered=True)
+    return table.sort_values(["workload", "sweep", "configuration"], ignore_index=True)
+
+
+def shuffle_per_application(runs: list[Run]) -> pd.DataFrame:
+    """Shuffle bytes per application (Spark app, by its order in the workload run; MR job), medians over
+    measured repetitions."""
+    frames = []
+    for run in runs:
+        measured = metrics.measured_runs(run.tables["workloads"])
+        parts = []
+        stages = run.tables["stages"]
+        if not stages.empty and "stage_id" in stages:
+            first = stages.groupby(["workload_id", "app_id"])["submission_time_ms"].min().reset_index()
+            first["application"] = "Spark app " + first.groupby("workload_id")["submission_time_ms"].rank(
+                method="dense").astype(int).astype(str)
+            spark = stages.merge(first, on=["workload_id", "app_id"]).groupby(["workload_id", "application"])
+            parts.append(spark.agg(shuffle_write_bytes=("shuffle_write_bytes", "sum"),
+                                   shuffle_read_bytes=("shuffle_read_bytes", "sum")).reset_index())
+        mr = metrics.mr_job_summary(run.tables["mr_jobs"], run.tables["mr_counters"])
+        if not mr.empty and "shuffle_bytes" in mr:
+            mr = mr.assign(application="MR " + mr["job_name"].fillna("job").astype(str),
+                           shuffle_write_bytes=mr.get("map_output_materialized_bytes", np.nan),
+                           shuffle_read_bytes=mr["shuffle_bytes"])
+            parts.append(mr[["workload_id", "application", "shuffle_write_bytes", "shuffle_read_bytes"]])
+        if parts and not measured.empty:
+            frames.append(pd.concat(parts, ignore_index=True).merge(
+                measured[["workload_id"] + metrics.CONFIG_COLUMNS], on="workload_id"))
+        else:
+            frames.append(pd.DataFrame())
+    frame = _with_configuration(runs, frames)
+    if frame.empty:
+        return frame
+    return (frame.groupby(["workload", "sweep", "application", "configuration"], dropna=False)
+            .agg(shuffle_write_bytes=("shuffle_write_bytes", "median"),
+                 shuffle_read_bytes=("shuffle_read_bytes", "median"), runs=("workload_id", "count"))
+            .reset_index())
+
+
+# ---------------------------------------------------------------- fio across runs
+
+def fio_series(runs: list[Run]) -> pd.DataFrame:
+    """fio curves of every run, one series per (run, backend), hosts averaged; `series` = profile + run label."""
+    frames = []
+    for run in runs:
+        curves = metrics.fio_curves(run.tables["fio"])
+        if curves.empty:
+            continue
+        curves = (curves.groupby(["backend", "rw", "direction", "block_size_bytes"], observed=True)
+                  [["bandwidth_bytes_per_s", "iops"]].mean().reset_index())
+        curves["profile"] = curves["backend"].map(run.profile)
+        curves["run_id"], curves["run_label"] = run.run_id, run.label
+        frames.append(curves)
+    if not frames:
+        return pd.DataFrame()
+    frame = pd.concat(frames, ignore_index=True)
+    one_run = frame["run_id"].nunique() == 1
+    frame["series"] = frame["profile"] if one_run else frame["profile"] + " — " + frame["run_label"]
+    return frame
+
+
+def fio_ratios(series: pd.DataFrame, runs: list[Run]) -> tuple[pd.DataFrame, str]:
+    """Each series' bandwidth and IOPS over the baseline series' at the same pattern and block size.
+    Baseline: the first run's HDFS backend (the data path the baseline configuration read from)."""
+    if series.empty:
+        return pd.DataFrame(), ""
+    first = series[series["run_id"] == series["run_id"].iloc[0]]
+    hdfs = ((runs[0].manifest.get("storage") or {}).get("placement") or {}).get("hdfs")
+    baseline = first[first["backend"] == hdfs]["series"]
+    baseline = baseline.iloc[0] if not baseline.empty else first["series"].iloc[0]
+    keys = ["rw", "direction", "block_size_bytes"]
+    base = series[series["series"] == baseline].set_index(keys)[["bandwidth_bytes_per_s", "iops"]]
+    ratios = series[series["series"] != baseline].join(base, on=keys, rsuffix="_baseline")
+    ratios["bandwidth_ratio"] = ratios["bandwidth_bytes_per_s"] / ratios["bandwidth_bytes_per_s_baseline"]
+    ratios["iops_ratio"] = ratios["iops"] / ratios["iops_baseline"]
+    return ratios.dropna(subset=["bandwidth_ratio"]).reset_index(drop=True), baseline
+
+
+def _stamp_runs(fig, runs: list[Run]) -> None:
+    fig.text(0.0, 1.0, "Spillway runs " + ", ".join(r.run_id for r in runs), ha="left", va="bottom", fontsize=7,
+             color="0.4", transform=fig.transFigure)
+
+
+def _block_size_axis(ax, sizes) -> None:
+    ax.set_xscale("log", base=2)
+    ticks = sorted(set(sizes))
+    ax.set_xticks(ticks, [metrics.size_label(t) for t in ticks], rotation=45, fontsize=7)
+    ax.set_xlabel("block size (bytes)")
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def fio_figure(series: pd.DataFrame, ratios: pd.DataFrame, baseline: str, runs: list[Run]) -> str | None:
+    """Bandwidth, IOPS and the ratio to the baseline versus block size, one column per access pattern
+    (the I/O-aware model paper's Fig. 5, across runs)."""
+    if series.empty:
+        return None
+    patterns = list(dict.fromkeys(series["rw"]))
+    fig, axes = plt.subplots(3, len(patterns), figsize=(4.2 * len(patterns), 10), squeeze=False)
+    for col, rw in enumerate(patterns):
+        for (name, direction), line in series[series["rw"] == rw].groupby(["series", "direction"], sort=False):
+            label = name + (f" {direction}" if rw in ("rw", "randrw", "readwrite") else "")
+            axes[0][col].plot(line["block_size_bytes"], line["bandwidth_bytes_per_s"] / _MB, marker="o", label=label)
+            axes[1][col].plot(line["block_size_bytes"], line["iops"], marker="o", label=label)
+        for (name, direction), line in (ratios[ratios["rw"] == rw].groupby(["series", "direction"], sort=False)
+                                        if not ratios.empty else []):
+            axes[2][col].plot(line["block_size_bytes"], line["bandwidth_ratio"], marker="o", label=f"{name} / {baseline}")
+        axes[0][col].set_title(f"fio {rw}")
+        axes[0][col].set_ylabel("bandwidth (MB/s)")
+        axes[1][col].set_ylabel("IOPS (requests/s)")
+        axes[2][col].set_ylabel(f"bandwidth ratio to {baseline} (x)", fontsize=8)
+        for row in range(3):
+            _block_size_axis(axes[row][col], series["block_size_bytes"])
+            axes[row][col].set_yscale("log")
+            axes[row][col].legend(fontsize=6)
+    fig.suptitle("fio bandwidth, IOPS and ratio to the baseline versus block size per backend")
+    fig.tight_layout(rect=(0, 0.02, 1, 0.96))
+    _stamp_runs(fig, runs)
+    return _png(fig)
+
+
+# ---------------------------------------------------------------- device figures side by side
+
+def _device_names(run: Run) -> dict[tuple[str, str], str]:
+    """(host, kernel device) -> `device (backend profile)` from the hosts' storage facts."""
+    names = {}
+    for host, facts in (run.manifest.get("hosts") or {}).items():
+        for backend, spec in (((facts or {}).get("storage") or {}).get("backends") or {}).items():
+            for key in ("device", "lower_device"):
+                if spec.get(key):
+                    names[(host, spec[key])] = f"{spec[key]} ({run.profile(backend)})"
+    return names
+
+
+def request_size_figures(runs: list[Run]) -> list[dict]:
+    """Per workload run id found in several runs: request-size histograms, one row of panels per run."""
+    histograms = {r.run_id: metrics.request_size_histogram(r.tables["block_requests"]) for r in runs}
+    workload_ids = list(dict.fromkeys(w for h in histograms.values() if not h.empty for w in h["workload_id"]))
+    figures = []
+    for workload_id in workload_ids:
+        rows = [(r, h[h["workload_id"] == workload_id]) for r in runs if not (h := histograms[r.run_id]).empty]
+        rows = [(r, h) for r, h in rows if not h.empty]
+        width = max(len(h.groupby(["host", "device"])) for _, h in rows)
+        fig, axes = plt.subplots(len(rows), width, figsize=(5 * width, 3.6 * len(rows)), squeeze=False)
+        bins = np.array(sorted(set().union(*(set(h["bin_bytes"]) for _, h in rows))))
+        for line, (run, histogram) in enumerate(rows):
+            names = _device_names(run)
+            for col, ((host, device), panel) in enumerate(histogram.groupby(["host", "device"], observed=True)):
+                ax = axes[line][col]
+                for offset, op in ((-0.2, "read"), (0.2, "write")):
+                    counts = panel[panel["op"] == op].set_index("bin_bytes")["requests"].reindex(bins, fill_value=0)
+                    ax.bar(np.arange(len(bins)) + offset, counts.to_numpy(), width=0.4, label=op)
+                ax.set_xticks(np.arange(len(bins)), [metrics.size_label(b) for b in bins], rotation=45, fontsize=7)
+                ax.set_yscale("log")
+                ax.set_ylabel("requests (count)")
+                ax.set_title(f"{run.label}: {names.get((host, device), device)} on {host}", fontsize=8)
+                ax.legend(fontsize=7)
+            for col in range(len(histogram.groupby(["host", "device"])), width):
+                axes[line][col].axis("off")
+        axes[-1][0].set_xlabel("request size bin (bytes, >= lower bound, log2 bins)")
+        fig.suptitle(f"block request sizes during {workload_id}, per run and device")
+        fig.tight_layout(rect=(0, 0, 1, 0.96))
+        _stamp_runs(fig, [r for r, _ in rows])
+        figures.append({"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r, _ in rows)})
+    return figures
+
+
+def throughput_figures(runs: list[Run]) -> list[dict]:
+    """Per workload run id found in several runs: device throughput over time, one panel per run on the
+    same axes scale, each starting at that run's own first sample or stage, stages shaded."""
+    timelines = {r.run_id: metrics.throughput_timeline(r.tables["iostat"]) for r in runs}
+    workload_ids = list(dict.fromkeys(w for t in timelines.values() if not t.empty for w in t["workload_id"]))
+    figures = []
+    for workload_id in workload_ids:
+        rows = [(r, t[t["workload_id"] == workload_id]) for r in runs if not (t := timelines[r.run_id]).empty]
+        rows = [(r, t) for r, t in rows if not t.empty]
+        fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3.2 * len(rows)), squeeze=False, sharex=True, sharey=True)
+        for ax, (run, timeline) in zip(axes[:, 0], rows):
+            spans = metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"])
+            marks = spans[spans["workload_id"] == workload_id].sort_values("start_s")
+            t0 = min([timeline["time"].min(), *marks["start_s"].tolist()])
+            names = _device_names(run)
+            for (host, device), line in timeline.groupby(["host", "device"], observed=True):
+                name = names.get((host, device), device)
+                if not (line["read_bytes_per_s"].any() or line["write_bytes_per_s"].any()):
+                    continue          # idle devices only clutter the legend
+                ax.plot(line["time"] - t0, line["read_bytes_per_s"] / _MB, label=f"{name}@{host} read")
+                ax.plot(line["time"] - t0, line["write_bytes_per_s"] / _MB, linestyle="--", label=f"{name}@{host} write")
+            for index, span in enumerate(marks.itertuples()):
+                color = "tab:red" if span.status in ("failed", "FAILED", "KILLED") else f"C{index % 10}"
+                ax.axvspan(span.start_s - t0, span.end_s - t0, alpha=0.10, color=color)
+                ax.axvline(span.start_s - t0, color=color, linewidth=0.8)
+                ax.text(span.start_s - t0, 0.95 - 0.08 * (index % 4), span.label, fontsize=7, color=color,
+                        transform=ax.get_xaxis_transform())
+            ax.set_ylabel("throughput (MB/s)")
+            ax.set_title(f"{run.label} (run {run.run_id})", fontsize=9)
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
+        fig.suptitle(f"device throughput (iostat, 1 s) during {workload_id}")
+        fig.tight_layout(rect=(0, 0, 1, 0.97))
+        _stamp_runs(fig, [r for r, _ in rows])
+        figures.append({"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r, _ in rows)})
+    return figures
+
+
+def _bar_figure(table: pd.DataFrame, value: str, ylabel: str, title: str, runs: list[Run],
+                group: str = "workload") -> str | None:
+    """Grouped bars: one group per `group` value, one bar per configuration."""
+    data = table.dropna(subset=[value])
+    if data.empty:
+        return None
+    data = data.assign(_group=data[group].astype(str) + data["sweep"].map(lambda s: f" ({s})" if s else ""))
+    pivot = data.pivot_table(index="_group", columns="configuration", values=value, aggfunc="median", observed=True)
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(pivot) * max(1, pivot.shape[1] / 2)), 4))
+    width = 0.8 / max(pivot.shape[1], 1)
+    for i, config in enumerate(pivot.columns):
+        ax.bar(np.arange(len(pivot)) + i * width - 0.4 + width / 2, pivot[config].to_numpy() / _MB, width=width,
+               label=str(config))
+    ax.set_xticks(np.arange(len(pivot)), pivot.index, rotation=20, fontsize=7, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    _stamp_runs(fig, runs)
+    return _png(fig)
+
+
+# ---------------------------------------------------------------- what differed
+
+def _flat(prefix: str, value, out: dict) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flat(f"{prefix}.{key}" if prefix else str(key), item, out)
+    else:
+        out[prefix] = json.dumps(value, sort_keys=True) if isinstance(value, (list, bool)) or value is None \
+            else str(value)
+
+
+def manifest_facts(manifest: dict) -> dict[str, str]:
+    """The manifest fields a comparison cares about, flattened to `field.path -> value`."""
+    facts: dict[str, str] = {}
+    inventory = manifest.get("inventory") or {}
+    _flat("", {"cluster": manifest.get("cluster"), "status": manifest.get("status"),
+               "inventory sha256": inventory.get("sha256"),
+               "worker nodes": len((inventory.get("groups") or {}).get("workers") or []) or None,
+               "git commit": (manifest.get("git") or {}).get("commit"),
+               "git dirty": (manifest.get("git") or {}).get("dirty"),
+               "placement": (manifest.get("storage") or {}).get("placement"),
+               "backends": (manifest.get("storage") or {}).get("backends"),
+               "emulation profiles": (manifest.get("emulation") or {}).get("profiles")}, facts)
+    _flat("parameters", {k: v for k, v in (manifest.get("parameters") or {}).items() if k != "workloads"}, facts)
+    hosts = manifest.get("hosts") or {}
+    for fact in HOST_FACTS:
+        values = sorted({str((h or {}).get(fact)) for h in hosts.values()})
+        facts[f"hosts {fact}"] = ", ".join(values) if values else "None"
+    versions = sorted({k for h in hosts.values() for k in ((h or {}).get("versions") or {})})
+    for tool in versions:
+        facts[f"hosts versions.{tool}"] = ", ".join(sorted({str(((h or {}).get("versions") or {}).get(tool))
+                                                            for h in hosts.values()}))
+    for workload, params in _workload_parameters(manifest).items():
+        for key, values in params.items():
+            facts[f"workload {workload}.{key}"] = ", ".join(sorted(values))
+    for workload, scales in _workload_scales(manifest).items():
+        facts[f"workload {workload} scale"] = ", ".join(sorted(scales))
+    return facts
+
+
+def _workload_parameters(manifest: dict) -> dict[str, dict[str, set[str]]]:
+    values: dict[str, dict[str, set[str]]] = {}
+    for workload in manifest.get("workloads", []) or []:
+        for key, value in (workload.get("parameters") or {}).items():
+            values.setdefault(str(workload.get("workload")), {}).setdefault(key, set()).add(str(value))
+    return values
+
+
+def _workload_scales(manifest: dict) -> dict[str, set[str]]:
+    scales: dict[str, set[str]] = {}
+    for workload in manifest.get("workloads", []) or []:
+        scales.setdefault(str(workload.get("workload")), set()).add(str(workload.get("scale")))
+    return scales
+
+
+def differences(runs: list[Run]) -> tuple[pd.DataFrame, int]:
+    """Fields whose value differs between the runs (field, then one column per run), and how many agree."""
+    facts = [manifest_facts(r.manifest) for r in runs]
+    fields = list(dict.fromkeys(k for f in facts for k in f))
+    rows = [{"field": field, **{r.run_id: f.get(field, "(absent)") for r, f in zip(runs, facts)}}
+            for field in fields if len({f.get(field, "(absent)") for f in facts}) > 1]
+    return pd.DataFrame(rows, columns=["field", *[r.run_id for r in runs]]), len(fields) - len(rows)
+
+
+def apples_and_oranges(runs: list[Run]) -> list[str]:
+    """Warnings when the runs ran a workload at another scale or with other parameter values: their
+    times then measure different work, not different storage."""
+    warnings = []
+    scales = [(r, (r.manifest.get("parameters") or {}).get("scale")) for r in runs]
+    if len({str(s) for _, s in scales}) > 1:
+        warnings.append("The runs used different scale profiles: " + ", ".join(f"{r.run_id}: {s}" for r, s in scales)
+                        + ". Their times measure different amounts of work.")
+    per_run = [(r, _workload_parameters(r.manifest), _workload_scales(r.manifest)) for r in runs]
+    names = list(dict.fromkeys(w for _, params, scale in per_run for w in [*params, *scale]))
+    for name in names:
+        present = [(r, p.get(name, {}), s.get(name)) for r, p, s in per_run if name in p or name in s]
+        if len(present) < 2:
+            continue
+        if len({json.dumps(sorted(s or [])) for _, _, s in present}) > 1:
+            warnings.append(f"workload {name} ran at different scales: "
+                            + "; ".join(f"{r.run_id}: {', '.join(sorted(s or []))}" for r, _, s in present) + ".")
+        keys = sorted({k for _, p, _ in present for k in p})
+        for key in keys:
+            seen = [(r, ", ".join(sorted(p.get(key, {"(absent)"})))) for r, p, _ in present]
+            if len({v for _, v in seen}) > 1:
+                warnings.append(f"workload {name}: parameter {key} differs: "
+                                + "; ".join(f"{r.run_id}: {v}" for r, v in seen) + ".")
+    return warnings
+
+
+# ---------------------------------------------------------------- the page
+
+def _fio_ratio_rows(ratios: pd.DataFrame) -> list[dict]:
+    return [{"series": r.series, "rw": r.rw, "direction": r.direction, "bs": metrics.size_label(r.block_size_bytes),
+             "bw": _num(r.bandwidth_bytes_per_s / _MB, "MB/s", 1), "bw_base": _num(r.bandwidth_bytes_per_s_baseline / _MB,
+                                                                                   "MB/s", 1),
+             "bw_ratio": _num(r.bandwidth_ratio, "x", 2), "iops_ratio": _num(r.iops_ratio, "x", 2)}
+            for r in ratios.itertuples()]
+
+
+def _io_rows(throughput: pd.DataFrame) -> list[dict]:
+    return [{"workload": r.workload, "sweep": r.sweep, "configuration": r.configuration,
+             "result": metrics.format_bytes(r.result_bytes), "shuffle": metrics.format_bytes(r.shuffle_bytes),
+             "run": _num(r.run_s, "s", 1), "cluster": _num(r.cluster_bytes_per_s / _MB, "MB/s", 2),
+             "node": _num(r.node_bytes_per_s / _MB, "MB/s", 2), "nodes": int(r.nodes), "runs": int(r.runs)}
+            for r in throughput.itertuples()]
+
+
+def _shuffle_rows(shuffle: pd.DataFrame) -> list[dict]:
+    return [{"workload": r.workload, "sweep": r.sweep, "application": r.application,
+             "configuration": r.configuration, "write": metrics.format_bytes(r.shuffle_write_bytes),
+             "read": metrics.format_bytes(r.shuffle_read_bytes), "runs": int(r.runs)} for r in shuffle.itertuples()]
+
+
+def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The page's context and the tables written next to it."""
+    workloads, order = workload_times(runs)
+    stages = stage_times(runs, order)
+    series = fio_series(runs)
+    ratios, fio_baseline = fio_ratios(series, runs)
+    throughput = throughput_table(runs, order)
+    shuffle = shuffle_per_application(runs)
+    differed, agreed = differences(runs)
+    tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
+              "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
+              "compare_differences": differed}
+    excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
+                for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
+    context = {
+        "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
+                  "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
+                  "placement": _placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
+                 for r in runs],
+        "run_ids": ", ".join(r.run_id for r in runs),
+        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "warnings": apples_and_oranges(runs), "excluded": excluded,
+        "configurations": order, "baseline": order[0] if order else None,
+        "workload_rows": _pivot_rows(workloads, ["workload", "sweep"], order),
+        "stage_order": list(stages["configuration"].cat.categories) if not stages.empty else [],
+        "stage_rows": _pivot_rows(stages, ["workload", "sweep", "app", "stage_id", "name"],
+                                  list(stages["configuration"].cat.categories) if not stages.empty else []),
+        "differences": differed.to_dict("records"), "agreed": agreed,
+        "fio_png": fio_figure(series, ratios, fio_baseline, runs), "fio_baseline": fio_baseline,
+        "fio_ratio_rows": _fio_ratio_rows(ratios),
+        "size_figures": request_size_figures(runs), "throughput_figures": throughput_figures(runs),
+        "io_rows": _io_rows(throughput) if not throughput.empty else [],
+        "throughput_png": _bar_figure(throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
+                                      "cluster throughput = result size / run-step time, median", runs)
+        if not throughput.empty else None,
+        "shuffle_rows": _shuffle_rows(shuffle) if not shuffle.empty else [],
+        "shuffle_png": _bar_figure(shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]),
+                                   "shuffle_write_bytes", "shuffle written (MB)", "shuffle volume per application, median",
+                                   runs) if not shuffle.empty else None,
+    }
+    return context, tables
+
+
+def default_out_dir(runs: list[Run]) -> Path:
+    return RESULTS_DIR / ("compare-" + "-vs-".join(r.run_id for r in runs))
+
+
+def write_comparison(refs: list[str], out_dir: Path | None = None) -> Path:
+    """Write compare.html and tables/<name>.csv/.parquet into out_dir; returns the HTML path."""
+    runs = load_runs(refs)
+    out_dir = Path(out_dir) if out_dir else default_out_dir(runs)
+    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    context, tables = build_comparison(runs)
+    for name, frame in tables.items():
+        frame = frame.copy()
+        for column in frame.columns:
+            if isinstance(frame[column].dtype, pd.CategoricalDtype):
+                frame[column] = frame[column].astype(str)
+        frame.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
+        frame.to_parquet(out_dir / "tables" / f"{name}.parquet", index=False)
+    context["tables_dir"] = str(out_dir / "tables")
+    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
+    path = out_dir / "compare.html"
+    path.write_text(env.get_template("compare.html.j2").render(**context))
+    return path
