@@ -112,14 +112,13 @@ def _with_configuration(runs: list[Run], frames: list[pd.DataFrame]) -> pd.DataF
         return pd.DataFrame()
     frame = pd.concat(tagged, ignore_index=True)
     clusters = frame["run_id"].map({r.run_id: str(r.manifest.get("cluster", "?")) for r in runs})
-    parts = [clusters] if clusters.nunique() > 1 else []
+    labels = clusters if clusters.nunique() > 1 else pd.Series("", index=frame.index)
     placement = "HDFS " + frame["hdfs_profile"] + ", local " + frame["local_profile"]
-    if placement.nunique() > 1:
-        parts.append(placement)
     cores = frame["executor_cores"].map(lambda p: "default P" if pd.isna(p) else f"P={int(p)}")
-    if cores.nunique() > 1:
-        parts.append(cores)
-    labels = pd.concat(parts, axis=1).agg(" · ".join, axis=1) if parts else pd.Series("", index=frame.index)
+    for part in (placement, cores):
+        # a part joins the label only where the label so far does not already tell the configurations apart
+        if part.groupby(labels).nunique().max() > 1:
+            labels = (labels + " · " + part).str.strip(" ·")
     # two runs alike in all of these (a rerun, another commit) are told apart by their ids
     ambiguous = labels.eq("") | frame.groupby(labels)["run_id"].transform("nunique").gt(1)
     frame["configuration"] = labels.where(~ambiguous, (labels + " · " + frame["run_id"]).str.strip(" ·"))
@@ -297,8 +296,8 @@ def fio_ratios(series: pd.DataFrame, runs: list[Run]) -> tuple[pd.DataFrame, str
     baseline = first[first["backend"] == hdfs]["series"]
     baseline = baseline.iloc[0] if not baseline.empty else first["series"].iloc[0]
     keys = ["rw", "direction", "block_size_bytes"]
-    base = series[series["series"] == baseline].set_index(keys)[["bandwidth_bytes_per_s", "iops"]]
-    ratios = series[series["series"] != baseline].join(base, on=keys, rsuffix="_baseline")
+    base = series[series["series"] == baseline][keys + ["bandwidth_bytes_per_s", "iops"]]
+    ratios = series[series["series"] != baseline].merge(base, on=keys, how="left", suffixes=("", "_baseline"))
     ratios["bandwidth_ratio"] = ratios["bandwidth_bytes_per_s"] / ratios["bandwidth_bytes_per_s_baseline"]
     ratios["iops_ratio"] = ratios["iops"] / ratios["iops_baseline"]
     return ratios.dropna(subset=["bandwidth_ratio"]).reset_index(drop=True), baseline
@@ -485,6 +484,7 @@ def manifest_facts(manifest: dict) -> dict[str, str]:
     for tool in versions:
         facts[f"hosts versions.{tool}"] = ", ".join(sorted({str(((h or {}).get("versions") or {}).get(tool))
                                                             for h in hosts.values()}))
+    facts["workloads run"] = ", ".join(sorted(_workload_scales(manifest)))
     for workload, params in _workload_parameters(manifest).items():
         for key, values in params.items():
             facts[f"workload {workload}.{key}"] = ", ".join(sorted(values))
@@ -511,6 +511,11 @@ def _workload_scales(manifest: dict) -> dict[str, set[str]]:
 def differences(runs: list[Run]) -> tuple[pd.DataFrame, int]:
     """Fields whose value differs between the runs (field, then one column per run), and how many agree."""
     facts = [manifest_facts(r.manifest) for r in runs]
+    everywhere = set.intersection(*(set(_workload_scales(r.manifest)) for r in runs))
+    for fact in facts:
+        # the parameters of a workload some run lacks are no difference; `workloads run` says it lacks it
+        for field in [k for k in fact if k.startswith("workload ") and k[9:].split(".")[0].split(" ")[0] not in everywhere]:
+            del fact[field]
     fields = list(dict.fromkeys(k for f in facts for k in f))
     rows = [{"field": field, **{r.run_id: f.get(field, "(absent)") for r, f in zip(runs, facts)}}
             for field in fields if len({f.get(field, "(absent)") for f in facts}) > 1]
@@ -558,7 +563,7 @@ def _io_rows(throughput: pd.DataFrame) -> list[dict]:
              "result": metrics.format_bytes(r.result_bytes), "shuffle": metrics.format_bytes(r.shuffle_bytes),
              "run": _num(r.run_s, "s", 1), "cluster": _num(r.cluster_bytes_per_s / _MB, "MB/s", 2),
              "node": _num(r.node_bytes_per_s / _MB, "MB/s", 2), "nodes": int(r.nodes), "runs": int(r.runs)}
-            for r in throughput.itertuples()]
+            for r in throughput.dropna(subset=["result_bytes", "shuffle_bytes"], how="all").itertuples()]
 
 
 def _shuffle_rows(shuffle: pd.DataFrame) -> list[dict]:
@@ -576,6 +581,11 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
     throughput = throughput_table(runs, order)
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
+    stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
+    stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
+    # a stage seen in one configuration only has nothing to be compared with (it stays in the CSV)
+    shared_stages = stages[stages.groupby(stage_keys, dropna=False)["configuration"].transform("nunique") > 1] \
+        if not stages.empty else stages
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
               "compare_differences": differed}
@@ -591,9 +601,10 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
         "warnings": apples_and_oranges(runs), "excluded": excluded,
         "configurations": order, "baseline": order[0] if order else None,
         "workload_rows": _pivot_rows(workloads, ["workload", "sweep"], order),
-        "stage_order": list(stages["configuration"].cat.categories) if not stages.empty else [],
-        "stage_rows": _pivot_rows(stages, ["workload", "sweep", "app", "stage_id", "name"],
-                                  list(stages["configuration"].cat.categories) if not stages.empty else []),
+        "stage_order": stage_order,
+        "stage_rows": _pivot_rows(shared_stages, stage_keys, stage_order),
+        "stages_alone": len(stages.drop_duplicates(stage_keys)) - len(shared_stages.drop_duplicates(stage_keys))
+        if not stages.empty else 0,
         "differences": differed.to_dict("records"), "agreed": agreed,
         "fio_png": fio_figure(series, ratios, fio_baseline, runs), "fio_baseline": fio_baseline,
         "fio_ratio_rows": _fio_ratio_rows(ratios),
