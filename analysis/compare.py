@@ -358,14 +358,26 @@ def _device_names(run: Run) -> dict[tuple[str, str], str]:
     return names
 
 
-def request_size_figures(runs: list[Run]) -> list[dict]:
-    """Per workload run id found in several runs: request-size histograms, one row of panels per run."""
-    histograms = {r.run_id: metrics.request_size_histogram(r.tables["block_requests"]) for r in runs}
-    workload_ids = list(dict.fromkeys(w for h in histograms.values() if not h.empty for w in h["workload_id"]))
-    figures = []
+def _by_workload(runs: list[Run], frames: list[pd.DataFrame]):
+    """(workload id, [(run, its rows of that workload)]) for every workload id any frame has, runs in order."""
+    workload_ids = dict.fromkeys(w for f in frames if not f.empty for w in f["workload_id"])
     for workload_id in workload_ids:
-        rows = [(r, h[h["workload_id"] == workload_id]) for r in runs if not (h := histograms[r.run_id]).empty]
-        rows = [(r, h) for r, h in rows if not h.empty]
+        rows = [(r, f[f["workload_id"] == workload_id]) for r, f in zip(runs, frames) if not f.empty]
+        yield workload_id, [(r, f) for r, f in rows if not f.empty]
+
+
+def _workload_figure(fig, title: str, workload_id: str, shown: list[Run]) -> dict:
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    _stamp_runs(fig, shown)
+    return {"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r in shown)}
+
+
+def request_size_figures(runs: list[Run]) -> list[dict]:
+    """Per workload run id: request-size histograms, one row of panels per run that traced it."""
+    figures = []
+    for workload_id, rows in _by_workload(runs, [metrics.request_size_histogram(r.tables["block_requests"])
+                                                 for r in runs]):
         width = max(len(h.groupby(["host", "device"])) for _, h in rows)
         fig, axes = plt.subplots(len(rows), width, figsize=(5 * width, 3.6 * len(rows)), squeeze=False)
         bins = np.array(sorted(set().union(*(set(h["bin_bytes"]) for _, h in rows))))
@@ -384,22 +396,16 @@ def request_size_figures(runs: list[Run]) -> list[dict]:
             for col in range(len(histogram.groupby(["host", "device"])), width):
                 axes[line][col].axis("off")
         axes[-1][0].set_xlabel("request size bin (bytes, >= lower bound, log2 bins)")
-        fig.suptitle(f"block request sizes during {workload_id}, per run and device")
-        fig.tight_layout(rect=(0, 0, 1, 0.96))
-        _stamp_runs(fig, [r for r, _ in rows])
-        figures.append({"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r, _ in rows)})
+        figures.append(_workload_figure(fig, f"block request sizes during {workload_id}, per run and device",
+                                        workload_id, [r for r, _ in rows]))
     return figures
 
 
 def throughput_figures(runs: list[Run]) -> list[dict]:
-    """Per workload run id found in several runs: device throughput over time, one panel per run on the
-    same axes scale, each starting at that run's own first sample or stage, stages shaded."""
-    timelines = {r.run_id: metrics.throughput_timeline(r.tables["iostat"]) for r in runs}
-    workload_ids = list(dict.fromkeys(w for t in timelines.values() if not t.empty for w in t["workload_id"]))
+    """Per workload run id: device throughput over time, one panel per run on the same scales, each from
+    that run's own first sample or stage, stages shaded."""
     figures = []
-    for workload_id in workload_ids:
-        rows = [(r, t[t["workload_id"] == workload_id]) for r in runs if not (t := timelines[r.run_id]).empty]
-        rows = [(r, t) for r, t in rows if not t.empty]
+    for workload_id, rows in _by_workload(runs, [metrics.throughput_timeline(r.tables["iostat"]) for r in runs]):
         fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3.2 * len(rows)), squeeze=False, sharex=True, sharey=True)
         for ax, (run, timeline) in zip(axes[:, 0], rows):
             spans = metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"])
@@ -423,10 +429,8 @@ def throughput_figures(runs: list[Run]) -> list[dict]:
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
-        fig.suptitle(f"device throughput (iostat, 1 s) during {workload_id}")
-        fig.tight_layout(rect=(0, 0, 1, 0.97))
-        _stamp_runs(fig, [r for r, _ in rows])
-        figures.append({"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r, _ in rows)})
+        figures.append(_workload_figure(fig, f"device throughput (iostat, 1 s) during {workload_id}",
+                                        workload_id, [r for r, _ in rows]))
     return figures
 
 
