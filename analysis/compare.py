@@ -425,7 +425,7 @@ def throughput_figures(runs: list[Run]) -> list[dict]:
                 ax.text(span.start_s - t0, 0.95 - 0.08 * (index % 4), span.label, fontsize=7, color=color,
                         transform=ax.get_xaxis_transform())
             ax.set_ylabel("throughput (MB/s)")
-            ax.set_title(f"{run.label} (run {run.run_id})", fontsize=9)
+            ax.set_title(run.label if run.label == run.run_id else f"{run.label} (run {run.run_id})", fontsize=9)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
