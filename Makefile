@@ -18,7 +18,7 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report test teardown venv workloads
+.PHONY: help setup bench report compare test teardown venv workloads
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -26,6 +26,7 @@ help: ## Show the targets and their variables
 	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "  make report   [RUN=<run-id>|latest]"
+	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
@@ -57,6 +58,10 @@ workloads: venv ## list the workloads and what each scale profile means
 
 report: venv
 	@$(PY) -m analysis report $(RUN)
+
+compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..."
+	@test -n "$(RUNS)" || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
+	@$(PY) -m analysis compare $(RUNS)
 
 test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
 	@$(PY) -m pytest tests
