@@ -263,7 +263,7 @@ class Bench:
         record = {"id": wid, "workload": workload.name, "repetition": instance.repetition,
                   "warmup": instance.warmup, "scale": self.scale, "parameters": params,
                   "placement": instance.placement, "executor_cores": instance.executor_cores,
-                  "status": "running", "steps": []}
+                  "status": "running", "started_at": utc_now(), "ended_at": None, "steps": []}
         self.run.manifest["workloads"].append(record)
         say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
         status, step = "failed", "begin"
@@ -292,6 +292,7 @@ class Bench:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
             record["status"] = status
             self._collectors_stop_and_fetch(wid, record)
+            record["ended_at"] = utc_now()
             self.run.save()
         return status == "ok"
 

@@ -64,7 +64,10 @@ def workloads_table(manifest: dict) -> pd.DataFrame:
     rows = []
     swept = _swept_parameters(manifest)
     for workload in manifest.get("workloads", []) or []:
-        start, end = epoch_s(workload.get("started_at")), epoch_s(workload.get("ended_at"))
+        steps = workload.get("steps", []) or []
+        # runs recorded before workload runs had their own bounds: the first step's start, the last step's end
+        start = epoch_s(workload.get("started_at") or (steps[0].get("started_at") if steps else None))
+        end = epoch_s(workload.get("ended_at") or (steps[-1].get("ended_at") if steps else None))
         placement = workload.get("placement") or (manifest.get("storage") or {}).get("placement") or {}
         params = workload.get("parameters") or {}
         rows.append({"workload_id": workload.get("id"), "workload": workload.get("workload"),
