@@ -219,7 +219,9 @@ def _stage_rows(stages: pd.DataFrame) -> list[dict]:
     if stages.empty or "stage_id" not in stages:
         return rows
     for s in stages.itertuples():
-        rows.append({"workload": s.workload_id, "host": s.host, "app": s.app_id, "stage": f"{s.stage_id}" + (f" (attempt {s.attempt})" if s.attempt else ""),
+        group = getattr(s, "job_group", None)
+        rows.append({"workload": s.workload_id, "host": s.host, "app": s.app_id,
+                     "group": group if isinstance(group, str) else "", "stage": f"{s.stage_id}" + (f" (attempt {s.attempt})" if s.attempt else ""),
                      "name": s.name, "tasks": s.num_tasks, "status": s.status, "duration": _num(s.duration_s, "s"),
                      "input": metrics.format_bytes(s.input_bytes), "output": metrics.format_bytes(s.output_bytes),
                      "shuffle_read": metrics.format_bytes(s.shuffle_read_bytes),
@@ -326,7 +328,8 @@ def build_context(run_dir: Path) -> dict:
     tables = read_tables(run_dir)
     run_id = manifest.get("run_id") or Path(run_dir).name
     spans = metrics.phase_spans(tables["stages"], tables["mr_jobs"])
-    steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)))
+    steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)),
+                                   workload_id=lambda f: f["workload_id"].fillna(""))
     workloads = tables["workloads"].assign(
         duration=lambda f: f["duration_s"].map(lambda v: _num(v, "s", 1)),
         start=lambda f: f["start_time_s"].map(_utc),
