@@ -182,3 +182,176 @@ def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.Dat
     if joined.empty:
         return pd.DataFrame(columns=columns)
     return _spread(joined, CONFIG_COLUMNS + ["app", "stage_id", "name"], "duration_s")[columns]
+
+
+# ---------------------------------------------------------------- block requests against Spark stages
+
+_DATA_OPS = ("read", "write")
+OUTSIDE_STAGES = "outside stages"
+
+
+def data_requests(requests: pd.DataFrame) -> pd.DataFrame:
+    """Reads and writes that moved data (flushes and discards carry none)."""
+    if requests.empty or "bytes" not in requests:
+        return pd.DataFrame(columns=["host", "workload_id", "device", "issue_time_s", "op", "sector", "bytes"])
+    data = requests[requests["op"].astype(str).isin(_DATA_OPS) & (requests["bytes"] > 0)]
+    return data.assign(op=data["op"].astype(str), device=data["device"].astype(str))
+
+
+def stage_label(stage) -> str:
+    """`s<id>[.attempt] <app suffix>`: stage ids restart in every application of a workload (GATK runs
+    several), so the application's last id digits go with them."""
+    app = str(stage.app_id).rsplit("_", 1)[-1]
+    return f"s{stage.stage_id}" + (f".{stage.attempt}" if stage.attempt else "") + f" (app …{app})"
+
+
+def attribute_requests_to_stages(requests: pd.DataFrame, stages: pd.DataFrame) -> pd.DataFrame:
+    """Data requests with the Spark stage attempt that was running on their host when they were issued
+    (`stage` label, `stage_index` = row of `stages`, -1 outside every stage).
+
+    Where stages overlap (TPC-H runs independent scans concurrently) a request goes to the most recently
+    submitted running stage: the newest stage is the likeliest to be in its I/O-heavy start (reading
+    input, fetching shuffle blocks) while older ones are finishing, and one owner per request keeps the
+    per-stage totals summing to the device's total (attributing to every overlapping stage would count
+    the same bytes several times)."""
+    data = data_requests(requests).reset_index(drop=True)
+    owner = np.full(len(data), -1, dtype=np.int64)
+    if not data.empty and not stages.empty and "submission_time_ms" in stages:
+        timed = stages.dropna(subset=["submission_time_ms"]).sort_values("submission_time_ms")
+        issue = data["issue_time_s"].to_numpy(np.float64)
+        for index, stage in zip(timed.index, timed.itertuples()):
+            end_ms = stage.completion_time_ms if pd.notna(stage.completion_time_ms) else np.inf
+            # later submissions overwrite earlier ones: the loop runs in submission order
+            inside = ((data["workload_id"] == stage.workload_id).to_numpy() & (data["host"] == stage.host).to_numpy()
+                      & (issue >= stage.submission_time_ms / 1e3) & (issue <= end_ms / 1e3))
+            owner[inside] = index
+    labels = {index: stage_label(stage) for index, stage in zip(stages.index, stages.itertuples())} \
+        if not stages.empty and "stage_id" in stages else {}
+    return data.assign(stage_index=owner, stage=[labels.get(i, OUTSIDE_STAGES) for i in owner])
+
+
+def _size_stats(group: pd.DataFrame) -> pd.Series:
+    sizes = group["bytes"]
+    return pd.Series({"requests": len(sizes), "bytes": sizes.sum(), "mean_bytes": sizes.mean(),
+                      "median_bytes": sizes.median(),
+                      "read_pct": 100.0 * (group["op"] == "read").mean()})
+
+
+def stage_request_sizes(requests: pd.DataFrame, stages: pd.DataFrame,
+                        device_backends: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
+    """Per workload, stage attempt (or `outside stages`) and device: requests, bytes, mean and median
+    request size (bytes), % of requests that are reads; `backend` names the device's storage backend
+    ((host, device) -> backend, from storage.json or the manifest)."""
+    attributed = attribute_requests_to_stages(requests, stages)
+    columns = ["host", "workload_id", "stage", "stage_index", "device", "backend", "requests", "bytes",
+               "mean_bytes", "median_bytes", "read_pct"]
+    if attributed.empty:
+        return pd.DataFrame(columns=columns)
+    keys = ["host", "workload_id", "stage", "stage_index", "device"]
+    grouped = attributed.groupby(keys, observed=True)[["bytes", "op"]].apply(_size_stats).reset_index()
+    backends = device_backends or {}
+    grouped["backend"] = [backends.get((h, d), "") for h, d in zip(grouped["host"], grouped["device"])]
+    # stage rows in submission order, the unattributed remainder last
+    order = grouped["stage_index"].where(grouped["stage_index"] >= 0, np.iinfo(np.int64).max)
+    submitted = stages["submission_time_ms"].reindex(grouped["stage_index"]).to_numpy() \
+        if "submission_time_ms" in stages else np.zeros(len(grouped))
+    grouped = grouped.assign(_submitted=np.where(order == np.iinfo(np.int64).max, np.inf, submitted), _order=order)
+    return grouped.sort_values(["workload_id", "_submitted", "_order", "device"])[columns].reset_index(drop=True)
+
+
+def shuffle_parent_stages(stages: pd.DataFrame, reader) -> tuple[pd.DataFrame, str]:
+    """The shuffle-map stages whose outputs a shuffle-reading stage attempt fetched, approximated from the
+    stage table (which has no parent ids): among the stages of the same application that wrote shuffle
+    data and completed before the reader was submitted, (1) the most recent one that wrote exactly the
+    bytes the reader read, else (2) those of the reader's job, else (3) all of them. Returns the
+    parents and which rule applied."""
+    app = stages[(stages["app_id"] == reader.app_id) & (stages["workload_id"] == reader.workload_id)
+                 & (stages["shuffle_write_bytes"] > 0)
+                 & (stages["completion_time_ms"] <= reader.submission_time_ms)]
+    exact = app[app["shuffle_write_bytes"] == reader.shuffle_read_bytes]
+    if not exact.empty:
+        return exact.sort_values("completion_time_ms").tail(1), "same bytes"
+    same_job = app[app["job_id"] == reader.job_id] if "job_id" in app else app.iloc[0:0]
+    if not same_job.empty:
+        return same_job, "same job"
+    return app, "all earlier"
+
+
+def shuffle_request_size_model(requests: pd.DataFrame, stages: pd.DataFrame, local_devices: dict) -> pd.DataFrame:
+    """The I/O-aware model paper's expected shuffle-read request size against the measured one, per stage
+    attempt that read shuffle data.
+
+    expected_bytes = (shuffle_read_bytes / num_tasks) / map outputs, i.e. the block one reducer fetches
+    from one map output (the paper: 27 MB per reducer over 973 map outputs ~ 30 KB), map outputs = tasks
+    of the parent shuffle-map stage(s) (see shuffle_parent_stages). measured_bytes = mean size of the read
+    requests issued during the stage on the device of the backend holding the local (shuffle) dirs,
+    `local_devices`: (host, workload_id) -> device. NaN where that device saw no read."""
+    columns = ["host", "workload_id", "stage", "num_tasks", "shuffle_read_bytes", "map_outputs", "parents_rule",
+               "expected_bytes", "device", "measured_reads", "measured_bytes", "ratio"]
+    if stages.empty or "shuffle_read_bytes" not in stages:
+        return pd.DataFrame(columns=columns)
+    data = data_requests(requests)
+    reads = data[data["op"] == "read"]
+    rows = []
+    for reader in stages[stages["shuffle_read_bytes"] > 0].sort_values("submission_time_ms").itertuples():
+        parents, rule = shuffle_parent_stages(stages, reader)
+        map_outputs = int(parents["num_tasks"].sum())
+        per_reducer = reader.shuffle_read_bytes / reader.num_tasks if reader.num_tasks else np.nan
+        expected = per_reducer / map_outputs if map_outputs else np.nan
+        device = local_devices.get((reader.host, reader.workload_id))
+        end_ms = reader.completion_time_ms if pd.notna(reader.completion_time_ms) else np.inf
+        during = reads[(reads["host"] == reader.host) & (reads["workload_id"] == reader.workload_id)
+                       & (reads["device"] == device) & (reads["issue_time_s"] >= reader.submission_time_ms / 1e3)
+                       & (reads["issue_time_s"] <= end_ms / 1e3)]["bytes"]
+        measured = during.mean() if len(during) else np.nan
+        rows.append({"host": reader.host, "workload_id": reader.workload_id, "stage": stage_label(reader),
+                     "num_tasks": reader.num_tasks, "shuffle_read_bytes": reader.shuffle_read_bytes,
+                     "map_outputs": map_outputs, "parents_rule": rule if map_outputs else "no parent found",
+                     "expected_bytes": expected, "device": device, "measured_reads": len(during),
+                     "measured_bytes": measured, "ratio": measured / expected if expected else np.nan})
+    return pd.DataFrame(rows, columns=columns)
+
+
+def request_offsets(requests: pd.DataFrame, max_points: int = 20000, seed: int = 0) -> pd.DataFrame:
+    """Data requests with `offset_bytes` (sector x 512), for offset-over-time plots (NVMe paper Fig. 8);
+    at most `max_points` per (host, workload, device), drawn at random (fixed seed: the same figure for
+    the same run), so a fio sweep's hundreds of thousands of requests stay plottable."""
+    data = data_requests(requests)
+    data = data[data["sector"] >= 0]
+    if data.empty:
+        return data.assign(offset_bytes=pd.Series(dtype=np.int64))
+    shuffled = data.sample(frac=1.0, random_state=seed)
+    kept = shuffled[shuffled.groupby(["host", "workload_id", "device"], observed=True).cumcount() < max_points]
+    return kept.assign(offset_bytes=kept["sector"].astype(np.int64) * 512).sort_values("issue_time_s", ignore_index=True)
+
+
+STAGE_IO_COLUMNS = ("input_bytes", "output_bytes", "shuffle_read_bytes", "shuffle_write_bytes")
+
+
+def stage_io_rate(stages: pd.DataFrame, bin_s: float = 1.0) -> pd.DataFrame:
+    """The application's I/O volume rate over time (NVMe paper Fig. 5), bytes/s per `bin_s` bin: each stage
+    attempt's input, output, shuffle read and shuffle write bytes spread evenly over its duration and
+    summed over stages, per workload. `time` is the bin start (epoch s). Spark records bytes per task at
+    its end, so the even spread is an approximation of when they moved."""
+    columns = ["workload_id", "time", *(c.replace("_bytes", "_bytes_per_s") for c in STAGE_IO_COLUMNS)]
+    if stages.empty or "submission_time_ms" not in stages:
+        return pd.DataFrame(columns=columns)
+    timed = stages.dropna(subset=["submission_time_ms", "completion_time_ms"])
+    frames = []
+    for workload_id, per_workload in timed.groupby("workload_id"):
+        start = np.floor(per_workload["submission_time_ms"].min() / 1e3 / bin_s) * bin_s
+        edges = np.arange(start, per_workload["completion_time_ms"].max() / 1e3 + bin_s, bin_s)
+        if len(edges) < 2:
+            edges = np.array([start, start + bin_s])
+        sums = np.zeros((len(edges) - 1, len(STAGE_IO_COLUMNS)))
+        for stage in per_workload.itertuples():
+            begin, end = stage.submission_time_ms / 1e3, stage.completion_time_ms / 1e3
+            volumes = np.array([getattr(stage, c) or 0 for c in STAGE_IO_COLUMNS], dtype=np.float64)
+            if end <= begin:   # instantaneous: all of it in its bin
+                overlap = ((edges[:-1] <= begin) & (begin < edges[1:])).astype(np.float64)
+            else:
+                overlap = np.clip(np.minimum(edges[1:], end) - np.maximum(edges[:-1], begin), 0, None) / (end - begin)
+            sums += np.outer(overlap, volumes)
+        frame = pd.DataFrame(sums / bin_s, columns=columns[2:])
+        frames.append(frame.assign(workload_id=workload_id, time=edges[:-1])[columns])
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)

@@ -111,16 +111,25 @@ def request_size_figures(requests: pd.DataFrame, run_id: str) -> list[dict]:
     return figures
 
 
-def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -> list[dict]:
-    """(d) device throughput over time per workload, with Spark stages / MR phases as labelled spans."""
+def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str,
+                       app_rate: pd.DataFrame | None = None) -> list[dict]:
+    """(d) device throughput over time per workload, with Spark stages / MR phases as labelled spans;
+    under it, where Spark stages ran, the application's I/O volume rate on the same time axis
+    (metrics.stage_io_rate, NVMe paper Fig. 5)."""
     timeline = metrics.throughput_timeline(iostat)
     figures = []
     if timeline.empty:
         return figures
+    app_rate = app_rate if app_rate is not None else pd.DataFrame(columns=["workload_id"])
     for workload_id, per_workload in timeline.groupby("workload_id", observed=True):
         marks = spans[spans["workload_id"] == workload_id].sort_values("start_s") if not spans.empty else spans
         t0 = min([per_workload["time"].min(), *marks["start_s"].tolist()])
-        fig, ax = plt.subplots(figsize=(11, 4))
+        rate = app_rate[app_rate["workload_id"] == workload_id]
+        if rate.empty:
+            fig, ax = plt.subplots(figsize=(11, 4))
+        else:
+            fig, (ax, rate_ax) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, height_ratios=(3, 2))
+            _app_rate_panel(rate_ax, rate, t0)
         for (host, device), line in per_workload.groupby(["host", "device"], observed=True):
             ax.plot(line["time"] - t0, line["read_bytes_per_s"] / _MB, label=f"{device}@{host} read")
             ax.plot(line["time"] - t0, line["write_bytes_per_s"] / _MB, linestyle="--", label=f"{device}@{host} write")
@@ -130,8 +139,8 @@ def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -
             ax.axvspan(span.start_s - t0, span.end_s - t0, alpha=0.10, color=color)
             ax.axvline(span.start_s - t0, color=color, linewidth=0.8)
             ax.text(span.start_s - t0, top * (0.97 - 0.07 * (index % 4)), span.label, fontsize=7, color=color)
-        ax.set_xlabel(f"time since {_utc(t0)} (s)")
-        ax.set_ylabel("throughput (MB/s)")
+        (ax if rate.empty else rate_ax).set_xlabel(f"time since {_utc(t0)} (s)")
+        ax.set_ylabel("device throughput (MB/s)")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         ax.set_title(f"device throughput (iostat, 1 s) during {workload_id} — run {run_id}")
@@ -139,6 +148,50 @@ def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str) -
         figures.append({"workload_id": workload_id, "png": _png(fig),
                         "caption": f"{len(marks)} stage/phase spans marked" if len(marks) else
                         "no Spark stages or MapReduce phases recorded for this workload"})
+    return figures
+
+
+def _app_rate_panel(ax, rate: pd.DataFrame, t0: float) -> None:
+    """Stacked application I/O volume rate (Spark stage metrics spread over each stage's duration)."""
+    columns = [c.replace("_bytes", "_bytes_per_s") for c in metrics.STAGE_IO_COLUMNS]
+    labels = [c.replace("_bytes", "").replace("_", " ") for c in metrics.STAGE_IO_COLUMNS]
+    ax.stackplot(rate["time"] - t0, *(rate[c] / _MB for c in columns), labels=labels, step="post", alpha=0.8)
+    ax.set_ylabel("application I/O (MB/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Spark stages' input, output, shuffle read and write, each spread evenly over its stage", fontsize=9)
+
+
+def offset_figures(requests: pd.DataFrame, device_backends: dict, run_id: str) -> list[dict]:
+    """Where on each device requests landed over time (NVMe paper Fig. 8): one figure per workload,
+    one panel per device, reads and writes colored."""
+    offsets = metrics.request_offsets(requests)
+    figures = []
+    totals = metrics.data_requests(requests).groupby("workload_id", observed=True).size()
+    for workload_id, per_workload in offsets.groupby("workload_id", observed=True):
+        panels = list(per_workload.groupby(["host", "device"], observed=True))
+        t0 = per_workload["issue_time_s"].min()
+        fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False, sharex=True)
+        for ax, ((host, device), panel) in zip(axes[0], panels):
+            for op, color in (("read", "tab:blue"), ("write", "tab:orange")):
+                points = panel[panel["op"] == op]
+                # sparse traces (a few hundred requests) need larger dots to be seen at all
+                ax.scatter(points["issue_time_s"] - t0, points["offset_bytes"] / 2**30, s=2 if len(panel) > 5000 else 8,
+                           color=color,
+                           label=f"{op} ({len(points):,})", rasterized=True, linewidths=0)
+            backend = device_backends.get((host, device))
+            ax.set_title(f"{device}" + (f" ({backend})" if backend else "") + f" on {host}", fontsize=9)
+            ax.set_xlabel(f"time since {_utc(t0)} (s)")
+            ax.set_ylabel("offset (GiB from device start)")
+            ax.grid(True, alpha=0.3)
+            ax.legend(fontsize=7, markerscale=4)
+        fig.suptitle(f"block request offsets over time during {workload_id} — run {run_id}")
+        fig.tight_layout()
+        _stamp(fig, run_id)
+        total = int(totals[workload_id])
+        caption = f"{len(per_workload):,} of {total:,} data requests plotted" + (
+            " (a fixed random sample per device)" if len(per_workload) < total else "")
+        figures.append({"workload_id": workload_id, "png": _png(fig), "caption": caption})
     return figures
 
 
@@ -265,6 +318,62 @@ def _workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:
     return rows
 
 
+def device_backends(run_dir: Path, manifest: dict) -> dict[tuple[str, str], str]:
+    """(host, kernel device) -> storage backend name: raw/<host>/storage.json, else the manifest's
+    hosts[host].storage."""
+    mapping = {}
+    hosts = set(manifest.get("hosts") or {}) | {p.name for p in (Path(run_dir) / "raw").glob("*") if p.is_dir()}
+    for host in sorted(hosts):
+        storage = {}
+        try:
+            storage = json.loads((Path(run_dir) / "raw" / host / "storage.json").read_text())
+        except (OSError, ValueError):
+            storage = ((manifest.get("hosts") or {}).get(host) or {}).get("storage") or {}
+        for backend, facts in (storage.get("backends") or {}).items():
+            if isinstance(facts, dict) and facts.get("device"):
+                mapping[(host, facts["device"])] = backend
+    return mapping
+
+
+def local_devices(workloads: pd.DataFrame, backends: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
+    """(host, workload_id) -> the device of the backend holding that workload run's local (shuffle) dirs."""
+    by_backend = {(host, backend): device for (host, device), backend in backends.items()}
+    hosts = sorted({host for host, _ in backends})
+    if workloads.empty or "placement_local" not in workloads:
+        return {}
+    return {(host, w.workload_id): by_backend[(host, w.placement_local)] for w in workloads.itertuples()
+            for host in hosts if (host, w.placement_local) in by_backend}
+
+
+def _stage_request_tables(sizes: pd.DataFrame, stages: pd.DataFrame) -> list[dict]:
+    """One table per workload: stage -> requests, bytes, mean/median size, % reads, per device."""
+    tables = []
+    for workload_id, per_workload in sizes.groupby("workload_id", sort=False):
+        rows = []
+        for r in per_workload.to_dict("records"):
+            index = r["stage_index"]
+            name = stages.at[index, "name"] if index >= 0 else "requests issued while no stage of this host ran"
+            rows.append({"stage": r["stage"], "name": name, "host": r["host"],
+                         "device": r["device"] + (f" ({r['backend']})" if r["backend"] else ""),
+                         "requests": _num(r["requests"], "", 0), "bytes": metrics.format_bytes(r["bytes"]),
+                         "mean": metrics.format_bytes(r["mean_bytes"]), "median": metrics.format_bytes(r["median_bytes"]),
+                         "reads": _num(r["read_pct"], "%", 1)})
+        tables.append({"workload_id": workload_id, "rows": rows})
+    return tables
+
+
+def _shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
+    return [{"workload": r["workload_id"], "stage": r["stage"], "tasks": int(r["num_tasks"]),
+             "shuffle_read": metrics.format_bytes(r["shuffle_read_bytes"]),
+             "per_reducer": metrics.format_bytes(r["shuffle_read_bytes"] / r["num_tasks"]) if r["num_tasks"] else "-",
+             "map_outputs": r["map_outputs"], "rule": r["parents_rule"],
+             "expected": metrics.format_bytes(r["expected_bytes"]),
+             "device": "-" if r["device"] is None else f"{r['device']} ({backends.get((r['host'], r['device']), '?')})",
+             "reads": f"{int(r['measured_reads']):,} requests",
+             "measured": metrics.format_bytes(r["measured_bytes"]), "ratio": _num(r["ratio"], "x", 2)}
+            for r in model.to_dict("records")]
+
+
 def _fio_rows(fio: pd.DataFrame) -> list[dict]:
     curves = metrics.fio_curves(fio)
     return [{"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,
@@ -337,6 +446,9 @@ def build_context(run_dir: Path) -> dict:
            for step in ("prepare", "run", "validate")},
         cores=lambda f: f["executor_cores"].map(lambda v: "default" if pd.isna(v) else str(int(v))))
     by_cores = metrics.stage_time_by_cores(tables["stages"], tables["workloads"])
+    backends = device_backends(run_dir, manifest)
+    requests, stages = tables["block_requests"], tables["stages"]
+    model = metrics.shuffle_request_size_model(requests, stages, local_devices(tables["workloads"], backends))
     cores, cores_rows = _cores_rows(by_cores)
     return {
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
@@ -356,7 +468,10 @@ def build_context(run_dir: Path) -> dict:
         "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
-        "throughput_figures": throughput_figures(tables["iostat"], spans, run_id),
+        "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
+        "stage_request_tables": _stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
+        "shuffle_model_rows": _shuffle_model_rows(model, backends),
+        "offset_figures": offset_figures(requests, backends, run_id),
         "sources": tables["sources"].to_dict("records"),
     }
 
