@@ -285,9 +285,11 @@ def shuffle_request_size_model(requests: pd.DataFrame, stages: pd.DataFrame, loc
     from one map output (the paper: 27 MB per reducer over 973 map outputs ~ 30 KB), map outputs = tasks
     of the parent shuffle-map stage(s) (see shuffle_parent_stages). measured_bytes = mean size of the read
     requests issued during the stage on the device of the backend holding the local (shuffle) dirs,
-    `local_devices`: (host, workload_id) -> device. NaN where that device saw no read."""
+    `local_devices`: (host, workload_id) -> device. NaN where that device saw no read; device_read_bytes
+    (their sum) against shuffle_read_bytes tells how much of the shuffle came from the device rather
+    than the page cache."""
     columns = ["host", "workload_id", "stage", "num_tasks", "shuffle_read_bytes", "map_outputs", "parents_rule",
-               "expected_bytes", "device", "measured_reads", "measured_bytes", "ratio"]
+               "expected_bytes", "device", "measured_reads", "measured_bytes", "device_read_bytes", "ratio"]
     if stages.empty or "shuffle_read_bytes" not in stages:
         return pd.DataFrame(columns=columns)
     data = data_requests(requests)
@@ -308,7 +310,8 @@ def shuffle_request_size_model(requests: pd.DataFrame, stages: pd.DataFrame, loc
                      "num_tasks": reader.num_tasks, "shuffle_read_bytes": reader.shuffle_read_bytes,
                      "map_outputs": map_outputs, "parents_rule": rule if map_outputs else "no parent found",
                      "expected_bytes": expected, "device": device, "measured_reads": len(during),
-                     "measured_bytes": measured, "ratio": measured / expected if expected else np.nan})
+                     "measured_bytes": measured, "device_read_bytes": during.sum(),
+                     "ratio": measured / expected if expected else np.nan})
     return pd.DataFrame(rows, columns=columns)
 
 

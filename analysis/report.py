@@ -358,7 +358,8 @@ def _stage_request_tables(sizes: pd.DataFrame, stages: pd.DataFrame) -> list[dic
                          "requests": _num(r["requests"], "", 0), "bytes": metrics.format_bytes(r["bytes"]),
                          "mean": metrics.format_bytes(r["mean_bytes"]), "median": metrics.format_bytes(r["median_bytes"]),
                          "reads": _num(r["read_pct"], "%", 1)})
-        tables.append({"workload_id": workload_id, "rows": rows})
+        attributed = per_workload.loc[per_workload["stage_index"] >= 0, "stage_index"]
+        tables.append({"workload_id": workload_id, "rows": rows, "stages": attributed.nunique()})
     return tables
 
 
@@ -369,7 +370,8 @@ def _shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
              "map_outputs": r["map_outputs"], "rule": r["parents_rule"],
              "expected": metrics.format_bytes(r["expected_bytes"]),
              "device": "-" if r["device"] is None else f"{r['device']} ({backends.get((r['host'], r['device']), '?')})",
-             "reads": f"{int(r['measured_reads']):,} requests",
+             "reads": f"{int(r['measured_reads']):,} requests, {metrics.format_bytes(r['device_read_bytes'])} "
+                      f"({_num(100 * r['device_read_bytes'] / r['shuffle_read_bytes'], '%', 0)} of the shuffle read)",
              "measured": metrics.format_bytes(r["measured_bytes"]), "ratio": _num(r["ratio"], "x", 2)}
             for r in model.to_dict("records")]
 

@@ -105,6 +105,7 @@ def test_shuffle_request_size_model(tables):
     assert row["measured_reads"] == len(reads)
     assert row["measured_bytes"] == pytest.approx(np.mean(reads))
     assert row["ratio"] == pytest.approx(np.mean(reads) / row["expected_bytes"])
+    assert row["device_read_bytes"] == sum(reads)
 
 
 def test_parents_by_bytes_then_job():
@@ -169,6 +170,7 @@ def test_report_shows_the_io_sections(run_dir):
     html = write_report(run_dir).read_text()
     assert 'alt="request offsets during fio-sweep' in html
     assert f"<td>{device} (hdd)</td>" in html
+    assert "<strong>fio-sweep</strong>: no\nSpark stages with traced requests" in html
     # the fio-sweep trace lies outside every Spark stage: all of it is in that one row per device
     assert f'<td class="num">{(trace["device"] == device).sum():,}</td>' in html
     assert "shuffle-request-model" in html and "No Spark stage read shuffle data" not in html
