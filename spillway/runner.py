@@ -128,8 +128,7 @@ class Bench:
         self.placements = placements(self.inventory, placement, backends)
         self.cores = parse_cores(cores)
         chosen = [workloads_mod.load(name) for name in workload_names]
-        from_inventory = {k: v for k, v in
-                          (self.inventory.variables.get("spillway_workload_parameters") or {}).items()}
+        from_inventory = self.inventory.variables.get("spillway_workload_parameters") or {}
         workloads_mod.check_overrides(chosen, from_inventory,
                                       f"inventory '{cluster}' spillway_workload_parameters", other_workloads_ok=True)
         from_command_line = workloads_mod.parse_params(params)

@@ -100,7 +100,7 @@ class Workload:
         values = {k: p["default"] for k, p in spec.items()}
         values.update({k: v for k, v in self.scales[scale].items() if k != "data"})
         for key, value in (overrides or {}).items():
-            if key in spec:  # overrides given for the whole bench apply where the parameter exists
+            if key in spec:  # callers narrow overrides with overrides_for(); check_overrides() names typos
                 values[key] = value
         for key, value in values.items():
             if key not in spec:
