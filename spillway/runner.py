@@ -17,6 +17,7 @@ from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, run_playbook
+from spillway.monitoring import Monitoring, WorkloadMonitor
 from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
 
 # The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
@@ -156,6 +157,7 @@ class Bench:
         self.total_steps = 2 * len(self.placements) + 1 + sum(
             2 + len(steps_with_commands(i.workload, i.params)) for i in self.instances)
         self.collectors_running = None
+        self.monitoring = None  # known once the first provisioning has run
 
     # -- helpers ---------------------------------------------------------------------------------
     def _spillway_root(self):
@@ -246,6 +248,9 @@ class Bench:
         self._timed_play(f"provision{label}", "provision.yml", f"provision{suffix}", provision_health_check=False)
         self._timed_play(f"facts{label}", "facts.yml", f"facts{suffix}")
         self._load_facts()
+        if self.monitoring is None:
+            self.monitoring = Monitoring.load(self.inventory, self._spillway_root(), self.run.path)
+            say(f"  monitoring: {self.monitoring.describe()}")
 
     def _load_facts(self):
         for host in self.inventory.hosts:
@@ -267,7 +272,9 @@ class Bench:
         say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
         status, step = "failed", "begin"
         self.collectors_running = wid  # stop is harmless for collectors that never started
+        monitor = WorkloadMonitor(self.monitoring, self.run.manifest["run_id"], self.run.path, record)
         try:
+            monitor.begin()  # start marker, exporter check: warnings only, never a failure
             self._timed_play(f"{wid}: health check, {'drop caches, ' if self.drop_caches else ''}start collectors",
                              "workload-begin.yml", f"{wid}.begin", record=record["steps"], workload_id=wid,
                              drop_caches=self.drop_caches)
@@ -277,7 +284,8 @@ class Bench:
                                  record=record["steps"], step_log=out / f"{step}.log",
                                  workload_name=workload.name, workload_id=wid, step=step,
                                  params=params, commands=workload.commands(step, params),
-                                 executor_cores=instance.executor_cores or "")
+                                 executor_cores=instance.executor_cores or "",
+                                 pushgateway_url=self.monitoring.pushgateway_url or "")
             status = "ok"
         except StepFailed:
             # A run whose output failed its check is kept and flagged, never counted as a result.
@@ -290,6 +298,7 @@ class Bench:
         finally:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
             record["status"] = status
+            monitor.end(status)  # end marker, then the Prometheus series of the window into raw/prometheus/
             self._collectors_stop_and_fetch(wid, record)
             record["ended_at"] = utc_now()
             self.run.save()
