@@ -1,0 +1,556 @@
+"""The I/O-aware Spark stage model (Doppio, `../shared/papers/doppio-io-aware-spark-model-gatk4.txt`, §IV-C):
+
+    t_stage = max(t_scale, t_read_limit, t_write_limit)
+    t_scale = M / (N * P) * t_avg + delta_scale
+    t_io_limit = D / (N * BW(request size)) + delta_io        (one for reads, one for writes)
+    t_app = sum of t_stage
+
+fitted per stage from profiling configurations (the paper's four sample runs: P=1 and P=2 on the fast
+backend, then the slow backend under the local dirs and under HDFS), and evaluated for another placement,
+core count or node count. BW comes from the fio sweep of the target backend at the stage's measured mean
+request size (block trace), or from the emulation profile's caps when no sweep of that backend exists.
+What is fitted from what, and the limits: docs/models.md.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+
+from .. import metrics
+from ..parsers.manifest import workloads_table
+from ..rundir import load_manifest
+from ..tables import TABLE_NAMES, build_tables, read_tables
+
+PROFILES_FILE = Path(__file__).resolve().parents[2] / "inventories" / "storage-profiles.yml"
+
+# I/O path -> (stage table column, placement role, direction, fio pattern that resembles it). HDFS moves
+# whole blocks sequentially; shuffle and spill files are read in pieces scattered over many map outputs.
+# Spark's disk spill is written and read back once, so it counts in both directions.
+PATHS = {
+    "hdfs_read": ("input_bytes", "hdfs", "read", "read"),
+    "hdfs_write": ("output_bytes", "hdfs", "write", "write"),
+    "shuffle_read": ("shuffle_read_bytes", "local", "read", "randread"),
+    "shuffle_write": ("shuffle_write_bytes", "local", "write", "randwrite"),
+    "spill_read": ("disk_spilled_bytes", "local", "read", "randread"),
+    "spill_write": ("disk_spilled_bytes", "local", "write", "randwrite"),
+}
+ROLES = ("hdfs", "local")
+DIRECTIONS = ("read", "write")
+STAGE_KEY = ["app", "stage_id", "name"]
+# Request size assumed when a stage's device requests were not traced: the block layer's large-request
+# regime for HDFS blocks; shuffle/spill use the paper's per-reducer / map-outputs estimate instead.
+UNTRACED_HDFS_REQUEST_BYTES = 1 << 20
+# A profiling run counts as I/O-bound (and fixes delta_io) when its stage took this much longer than t_scale.
+IO_BOUND_MARGIN = 0.10
+
+
+# ---------------------------------------------------------------- the paper's formulas
+
+def shuffle_read_request_bytes(per_reducer_bytes: float, map_outputs: int) -> float:
+    """Bytes one reducer fetches from one map output (§III-C2: 27 MB per reducer / 973 map outputs ≈ 30 KB)."""
+    return per_reducer_bytes / map_outputs
+
+
+def io_limit_s(data_bytes: float, nodes: int, bandwidth_bytes_per_s: float, delta_s: float = 0.0) -> float:
+    """t_io_limit = D / (N * BW) + delta (Eq. 1)."""
+    return data_bytes / (nodes * bandwidth_bytes_per_s) + delta_s
+
+
+def waves(tasks: int, nodes: int, cores: int) -> float:
+    """M / (N * P), at least one wave: with fewer tasks than slots a stage still takes one task time."""
+    return tasks / min(nodes * cores, tasks) if tasks else 0.0
+
+
+def scale_time_s(tasks: int, nodes: int, cores: int, t_avg_s: float, delta_scale_s: float) -> float:
+    """t_scale = M / (N * P) * t_avg + delta_scale (Eq. 1)."""
+    return waves(tasks, nodes, cores) * t_avg_s + delta_scale_s
+
+
+def break_point(bandwidth_bytes_per_s: float, per_core_bytes_per_s: float) -> float:
+    """b = BW / T: cores per node after which they contend for the device (§IV-A)."""
+    return bandwidth_bytes_per_s / per_core_bytes_per_s
+
+
+def turning_point(task_to_io_ratio: float, break_point_cores: float) -> float:
+    """B = lambda * b: cores per node after which I/O is the bottleneck (§IV-B)."""
+    return task_to_io_ratio * break_point_cores
+
+
+# ---------------------------------------------------------------- device bandwidth against request size
+
+def _profile_caps() -> dict:
+    try:
+        return (yaml.safe_load(PROFILES_FILE.read_text()) or {}).get("profiles") or {}
+    except OSError:
+        return {}
+
+
+@dataclass
+class Bandwidths:
+    """Effective bandwidth of a backend profile at a request size: the fio sweep (log-log interpolation between
+    block sizes; below the smallest, IOPS-bound: bandwidth proportional to size), else the profile's caps
+    min(bytes/s, IOPS x size)."""
+
+    curves: dict = field(default_factory=dict)   # (profile, fio rw) -> (sizes, bandwidths), sorted
+    sources: dict = field(default_factory=dict)  # (profile, fio rw) -> "fio sweep of run X"
+    caps: dict = field(default_factory=_profile_caps)
+
+    def add_fio(self, fio: pd.DataFrame, profile_of: dict, label: str) -> None:
+        """Curves of a run's fio table; `profile_of` maps its backend names to profiles. A profile already
+        known keeps its first sweep (callers add the most relevant run first)."""
+        if fio.empty or "block_size_bytes" not in fio:
+            return
+        ok = fio[(fio["error"] == 0) & (fio["bandwidth_bytes_per_s"] > 0)] if "error" in fio else fio
+        for (backend, rw), points in ok.groupby(["backend", "rw"]):
+            key = (profile_of.get(backend, backend), rw)
+            if key in self.curves:
+                continue
+            mean = points.groupby("block_size_bytes")["bandwidth_bytes_per_s"].mean().sort_index()
+            self.curves[key] = (mean.index.to_numpy(np.float64), mean.to_numpy(np.float64))
+            self.sources[key] = label
+
+    def at(self, profile: str, pattern: str, request_bytes: float) -> tuple[float, str]:
+        """(bytes/s, where the figure comes from)."""
+        curve = self.curves.get((profile, pattern))
+        if curve is not None:
+            sizes, bandwidths = curve
+            if request_bytes < sizes[0]:
+                return bandwidths[0] * request_bytes / sizes[0], self.sources[(profile, pattern)]
+            value = np.exp(np.interp(np.log(request_bytes), np.log(sizes), np.log(bandwidths)))
+            return float(value), self.sources[(profile, pattern)]
+        caps = self.caps.get(profile)
+        if not caps:
+            raise KeyError(f"no fio sweep and no storage profile for backend profile {profile!r}")
+        direction = "read" if "read" in pattern else "write"
+        bps, iops = caps.get(f"{direction}_bps") or math.inf, caps.get(f"{direction}_iops") or math.inf
+        return float(min(bps, iops * request_bytes)), "storage profile caps (inventories/storage-profiles.yml)"
+
+    def speed(self, profile: str) -> float:
+        """One figure to rank backends: random-read bandwidth at 64 KiB."""
+        return self.at(profile, "randread", 65536)[0]
+
+
+# ---------------------------------------------------------------- configurations of a run
+
+@dataclass
+class Configuration:
+    """One measured workload run: where HDFS and the local dirs were (as storage profiles), P, N, and its
+    stages with what they moved (logical bytes per path, device bytes and requests per role and direction)."""
+
+    run_id: str
+    workload_id: str
+    workload: str
+    sweep: str
+    hdfs: str
+    local: str
+    cores: int
+    nodes: int
+    run_s: float
+    stages: pd.DataFrame
+    traced: bool
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.workload, self.sweep
+
+    @property
+    def label(self) -> str:
+        return f"hdfs={self.hdfs} local={self.local} P={self.cores} N={self.nodes}"
+
+
+def run_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """The run's tables, parsed in memory when tables/ is incomplete (never written from here)."""
+    if all((run_dir / "tables" / f"{name}.parquet").exists() for name in TABLE_NAMES):
+        return read_tables(run_dir)
+    return build_tables(run_dir)
+
+
+def profile_map(manifest: dict) -> dict[str, str]:
+    """Backend name -> storage profile (a real mount keeps its name)."""
+    backends = (manifest.get("storage") or {}).get("backends") or {}
+    return {name: (spec or {}).get("profile") or name for name, spec in backends.items()}
+
+
+def _device_backends(run_dir: Path, manifest: dict) -> dict[tuple[str, str], str]:
+    from ..report import device_backends  # the report owns the storage.json reading
+    return device_backends(run_dir, manifest)
+
+
+def _nodes(manifest: dict, executors: pd.DataFrame) -> int:
+    workers = ((manifest.get("inventory") or {}).get("groups") or {}).get("workers")
+    if workers:
+        return len(workers)
+    if not executors.empty and "executor_host" in executors:
+        return max(1, executors.loc[executors["executor_id"] != "driver", "executor_host"].nunique())
+    return 1
+
+
+def _cores(declared, executors: pd.DataFrame, workload_id: str, nodes: int) -> int:
+    """P: the CORES value of the run, else the executors' cores of its largest application / nodes."""
+    if declared is not None and not pd.isna(declared):
+        return int(declared)
+    mine = executors[(executors["workload_id"] == workload_id) & (executors["executor_id"] != "driver")] \
+        if not executors.empty and "executor_id" in executors else executors.iloc[0:0]
+    if mine.empty:
+        return 1
+    return max(1, int(mine.groupby("app_id")["total_cores"].sum().max()) // nodes)
+
+
+def stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
+    """Per stage of one workload run (attempts summed), keyed by application order, stage id and name as in
+    metrics.stage_time_by_cores; `rows` lists the stage table's row indexes of its attempts."""
+    if stages.empty:
+        return pd.DataFrame(columns=STAGE_KEY)
+    first = stages.groupby("app_id")["submission_time_ms"].min().rank(method="dense").astype(int)
+    frame = stages.assign(app=stages["app_id"].map(first), row=stages.index)
+    sums = {c: (c, "sum") for c in ("duration_s", "executor_run_time_s", "executor_cpu_time_s",
+                                   "shuffle_remote_bytes_read", *{p[0] for p in PATHS.values()})}
+    grouped = frame.groupby(STAGE_KEY, dropna=False).agg(num_tasks=("num_tasks", "max"),
+                                                          submitted_ms=("submission_time_ms", "min"),
+                                                          rows=("row", list), **sums)
+    return grouped.reset_index().sort_values(["app", "submitted_ms"], ignore_index=True)
+
+
+def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[str, str]) -> pd.DataFrame:
+    """Per stage row: device bytes and requests per role and direction (role -> device in `devices`)."""
+    out = rows.copy()
+    for role in ROLES:
+        for direction in DIRECTIONS:
+            out[f"{role}_{direction}_device_bytes"] = 0.0
+            out[f"{role}_{direction}_device_requests"] = 0.0
+    if attributed.empty:
+        return out
+    for index, stage in out.iterrows():
+        mine = attributed[attributed["stage_index"].isin(stage["rows"])]
+        for role, device in devices.items():
+            for direction in DIRECTIONS:
+                hit = mine[(mine["device"] == device) & (mine["op"] == direction)]["bytes"]
+                out.at[index, f"{role}_{direction}_device_bytes"] = float(hit.sum())
+                out.at[index, f"{role}_{direction}_device_requests"] = float(len(hit))
+    return out
+
+
+def configurations(run_dir: Path) -> list[Configuration]:
+    """Every measured workload run with Spark stages (ok, not a warm-up) of a run directory."""
+    run_dir = Path(run_dir)
+    manifest = load_manifest(run_dir)
+    tables = run_tables(run_dir)
+    workloads = metrics.measured_runs(workloads_table(manifest) if manifest else tables["workloads"])
+    stages, executors, requests = tables["stages"], tables["spark_executors"], tables["block_requests"]
+    if stages.empty or workloads.empty:
+        return []
+    profiles = profile_map(manifest)
+    nodes = _nodes(manifest, executors)
+    by_device = _device_backends(run_dir, manifest)
+    run_id = manifest.get("run_id") or run_dir.name
+    configs = []
+    for w in workloads.itertuples():
+        mine = stages[(stages["workload_id"] == w.workload_id) & (stages["status"] == "succeeded")]
+        if mine.empty:
+            continue
+        traced = not requests.empty and (requests["workload_id"] == w.workload_id).any()
+        attributed = metrics.attribute_requests_to_stages(requests[requests["workload_id"] == w.workload_id], mine) \
+            if traced else pd.DataFrame()
+        devices = {role: device for role in ROLES for (host, device), backend in by_device.items()
+                   if backend == getattr(w, f"placement_{role}")}
+        rows = _device_io(stage_rows(mine), attributed, devices)
+        configs.append(Configuration(
+            run_id=run_id, workload_id=w.workload_id, workload=w.workload, sweep=w.sweep or "",
+            hdfs=profiles.get(w.placement_hdfs, w.placement_hdfs), local=profiles.get(w.placement_local, w.placement_local),
+            cores=_cores(w.executor_cores, executors, w.workload_id, nodes), nodes=nodes,
+            run_s=float(w.run_s) if pd.notna(w.run_s) else float("nan"), stages=rows, traced=bool(traced)))
+    return configs
+
+
+def bandwidths_for(run_dirs: list[Path]) -> Bandwidths:
+    """fio curves from the given runs first, then from the newest run under results/ that swept each profile."""
+    from ..rundir import RESULTS_DIR
+    bandwidths = Bandwidths()
+    candidates = list(run_dirs) + sorted((p for p in RESULTS_DIR.glob("*") if (p / "tables" / "fio.parquet").exists()),
+                                         reverse=True)
+    for run_dir in candidates:
+        path = Path(run_dir) / "tables" / "fio.parquet"
+        if path.exists():
+            bandwidths.add_fio(pd.read_parquet(path), profile_map(load_manifest(Path(run_dir))),
+                               f"fio sweep of run {Path(run_dir).name}")
+    return bandwidths
+
+
+# ---------------------------------------------------------------- fitting
+
+@dataclass
+class StageModel:
+    """The fitted constants of one stage and what it moves on each path at the device."""
+
+    workload: str
+    sweep: str
+    app: int
+    stage_id: int
+    name: str
+    tasks: int
+    t_avg_s: float
+    delta_scale_s: float
+    delta_read_s: float
+    delta_write_s: float
+    data_bytes: dict           # path -> bytes reaching the device
+    request_bytes: dict        # path -> mean request size at the device
+    scale_fit: str             # how t_avg and delta_scale were obtained
+    io_fit: str
+    io_bound_in_scale_runs: bool = False
+
+    def as_dict(self) -> dict:
+        return {"workload": self.workload, "sweep": self.sweep, "app": self.app, "stage_id": self.stage_id,
+                "name": self.name, "tasks": self.tasks, "t_avg_s": self.t_avg_s, "delta_scale_s": self.delta_scale_s,
+                "delta_read_s": self.delta_read_s, "delta_write_s": self.delta_write_s,
+                "data_bytes": self.data_bytes, "request_bytes": self.request_bytes,
+                "scale_fit": self.scale_fit, "io_fit": self.io_fit}
+
+
+def _role_fraction_and_size(points: list[tuple[Configuration, pd.Series]], role: str, direction: str,
+                            default_size: float) -> tuple[float, float]:
+    """Of the logical bytes of a role and direction, the fraction that reached the device (the rest came from
+    or stayed in the page cache), and the mean device request size; pooled over the traced configurations.
+    Where HDFS and the local dirs shared a device its bytes are apportioned by the roles' logical bytes."""
+    reached = logical = device_bytes = requests = 0.0
+    for config, row in points:
+        if not config.traced:
+            continue
+        mine = _logical(row, role, direction)
+        shared = config.hdfs == config.local
+        total = mine + (_logical(row, _other(role), direction) if shared else 0.0)
+        on_device = row[f"{role}_{direction}_device_bytes"]
+        if total > 0:
+            reached += on_device * mine / total
+            logical += mine
+        device_bytes += on_device
+        requests += row[f"{role}_{direction}_device_requests"]
+    fraction = min(1.0, reached / logical) if logical > 0 else 1.0
+    size = device_bytes / requests if requests else default_size
+    return fraction, size
+
+
+def _other(role: str) -> str:
+    return "local" if role == "hdfs" else "hdfs"
+
+
+def _logical(row: pd.Series, role: str, direction: str) -> float:
+    return float(sum(row[column] or 0 for column, r, d, _ in PATHS.values() if r == role and d == direction))
+
+
+def _shuffle_default_size(row: pd.Series, map_outputs: int) -> float:
+    per_reducer = (row["shuffle_read_bytes"] or 0) / max(1, row["num_tasks"])
+    return shuffle_read_request_bytes(per_reducer, max(1, map_outputs)) or UNTRACED_HDFS_REQUEST_BYTES
+
+
+def io_terms(model: StageModel, hdfs: str, local: str, nodes: int, bandwidths: Bandwidths) -> dict:
+    """Per path: D, request size, BW on the target's backend and D / (N * BW); per direction the limit (paths
+    on the same device add up, separate devices run in parallel; blk-throttle and the paper both keep
+    reads and writes apart)."""
+    paths, limits = [], {}
+    placement = {"hdfs": hdfs, "local": local}
+    for path, (_column, role, direction, pattern) in PATHS.items():
+        data = model.data_bytes.get(path, 0.0)
+        if data <= 0:
+            continue
+        size = model.request_bytes[path]
+        bandwidth, source = bandwidths.at(placement[role], pattern, size)
+        seconds = io_limit_s(data, nodes, bandwidth)
+        # one device per backend name: hdfs=a,local=a share it
+        device = placement[role]
+        limits.setdefault(direction, {}).setdefault(device, 0.0)
+        limits[direction][device] += seconds
+        paths.append({"path": path, "backend": placement[role], "data_bytes": data, "request_bytes": size,
+                      "bandwidth_bytes_per_s": bandwidth, "time_s": seconds, "bandwidth_source": source})
+    return {"paths": paths, **{d: max(limits.get(d, {0: 0.0}).values()) for d in DIRECTIONS}}
+
+
+def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: set, bandwidths: Bandwidths,
+               map_outputs: int) -> StageModel:
+    app, stage_id, name = key
+    scale_points = [(c, r) for c, r in points if (c.hdfs, c.local) in fast] or points
+    tasks = int(max(r["num_tasks"] for _, r in points))
+    w = np.array([waves(int(r["num_tasks"]), c.nodes, c.cores) for c, r in scale_points])
+    t = np.array([r["duration_s"] for _, r in scale_points], dtype=np.float64)
+    if len(set(np.round(w, 9))) >= 2:
+        t_avg, delta = np.polyfit(w, t, 1)
+        fit = f"least squares over {len(w)} runs with {len(set(w))} values of M/(N*P)"
+        if t_avg < 0:  # more cores made it slower (a contended host): no scaling, the mean time
+            t_avg, delta = 0.0, float(t.mean())
+            fit += "; slope < 0, so t_scale = mean time (does not scale with P)"
+    else:
+        per_task = np.array([r["executor_run_time_s"] / max(1, r["num_tasks"]) for _, r in scale_points])
+        t_avg = float(per_task.mean())
+        delta = float((t - w * t_avg).mean())
+        fit = f"one value of P: t_avg = mean task run time, delta_scale = rest ({len(w)} runs)"
+
+    data, sizes = {}, {}
+    for path, (column, role, direction, _) in PATHS.items():
+        default = _shuffle_default_size(points[0][1], map_outputs) if role == "local" else UNTRACED_HDFS_REQUEST_BYTES
+        fraction, size = _role_fraction_and_size(points, role, direction, default)
+        logical = float(np.mean([r[column] or 0 for _, r in points]))
+        data[path], sizes[path] = logical * fraction, size
+    model = StageModel(workload=points[0][0].workload, sweep=points[0][0].sweep, app=int(app), stage_id=int(stage_id),
+                       name=str(name), tasks=tasks, t_avg_s=float(t_avg), delta_scale_s=float(delta),
+                       delta_read_s=0.0, delta_write_s=0.0, data_bytes=data, request_bytes=sizes, scale_fit=fit,
+                       io_fit="no profiling run was I/O-bound: delta_io = 0")
+
+    # delta_io from the runs on slower backends whose stage time the I/O limit explains (§VI runs 3 and 4)
+    deltas = {d: [] for d in DIRECTIONS}
+    for config, row in points:
+        scale = scale_time_s(int(row["num_tasks"]), config.nodes, config.cores, model.t_avg_s, model.delta_scale_s)
+        terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
+        if (config.hdfs, config.local) in fast:
+            model.io_bound_in_scale_runs |= max(terms["read"], terms["write"]) > scale
+            continue
+        if row["duration_s"] > scale * (1 + IO_BOUND_MARGIN):
+            direction = max(DIRECTIONS, key=lambda d: terms[d])
+            if terms[direction] > 0:
+                deltas[direction].append(row["duration_s"] - terms[direction])
+    for direction, values in deltas.items():
+        if values:
+            setattr(model, f"delta_{direction}_s", float(np.mean(values)))
+    fitted = [f"delta_{d} from {len(v)} I/O-bound run(s)" for d, v in deltas.items() if v]
+    if fitted:
+        model.io_fit = "; ".join(fitted)
+    return model
+
+
+def _map_outputs(rows: pd.DataFrame) -> dict:
+    """Per shuffle-reading stage: tasks of the latest earlier stage of its application that wrote shuffle data."""
+    outputs = {}
+    for index, row in rows.iterrows():
+        if (row["shuffle_read_bytes"] or 0) <= 0:
+            continue
+        earlier = rows[(rows["app"] == row["app"]) & (rows["shuffle_write_bytes"] > 0)
+                       & (rows["submitted_ms"] < row["submitted_ms"])]
+        outputs[tuple(row[STAGE_KEY])] = int(earlier["num_tasks"].iloc[-1]) if not earlier.empty else 1
+    return outputs
+
+
+def fit(configs: list[Configuration], bandwidths: Bandwidths) -> dict[tuple[str, str], list[StageModel]]:
+    """Per workload (workload, sweep): one StageModel per stage seen in its configurations. The scale term is
+    fitted on the configurations whose HDFS and local dirs are both on the fastest backend present (the
+    paper's P=1/P=2 sample runs on SSD), all of them when there is none."""
+    models = {}
+    by_workload: dict[tuple, list[Configuration]] = {}
+    for config in configs:
+        by_workload.setdefault(config.key, []).append(config)
+    for key, group in by_workload.items():
+        fastest = max(bandwidths.speed(p) for c in group for p in (c.hdfs, c.local))
+        fast = {(c.hdfs, c.local) for c in group
+                if min(bandwidths.speed(c.hdfs), bandwidths.speed(c.local)) >= fastest * 0.999}
+        points: dict[tuple, list] = {}
+        map_outputs = {}
+        for config in group:
+            map_outputs.update(_map_outputs(config.stages))
+            for _, row in config.stages.iterrows():
+                points.setdefault(tuple(row[STAGE_KEY]), []).append((config, row))
+        order = sorted(points, key=lambda k: (k[0], min(r["submitted_ms"] for _, r in points[k]) - min(
+            c.stages["submitted_ms"].min() for c, _ in points[k])))
+        models[key] = [_fit_stage(k, points[k], fast, bandwidths, map_outputs.get(k, 1)) for k in order]
+    return models
+
+
+# ---------------------------------------------------------------- prediction and errors
+
+@dataclass(frozen=True)
+class Target:
+    hdfs: str
+    local: str
+    cores: int
+    nodes: int
+
+    @property
+    def label(self) -> str:
+        return f"hdfs={self.hdfs} local={self.local} P={self.cores} N={self.nodes}"
+
+
+def parse_target(text: str, profiles: dict[str, str]) -> tuple[str, str]:
+    """`nvme` (HDFS and local dirs on it) or `hdfs=a,local=b`; backend names of the run become profiles."""
+    if "=" not in text:
+        backend = profiles.get(text, text)
+        return backend, backend
+    parts = dict(item.split("=", 1) for item in text.replace(" ", ",").split(",") if "=" in item)
+    if set(parts) != {"hdfs", "local"}:
+        raise ValueError(f"--to {text!r}: give a backend (`nvme`) or `hdfs=<backend>,local=<backend>`")
+    return profiles.get(parts["hdfs"], parts["hdfs"]), profiles.get(parts["local"], parts["local"])
+
+
+def predict_stage(model: StageModel, target: Target, bandwidths: Bandwidths) -> dict:
+    t_scale = scale_time_s(model.tasks, target.nodes, target.cores, model.t_avg_s, model.delta_scale_s)
+    terms = io_terms(model, target.hdfs, target.local, target.nodes, bandwidths)
+    t_read = terms["read"] + model.delta_read_s if terms["read"] > 0 else 0.0
+    t_write = terms["write"] + model.delta_write_s if terms["write"] > 0 else 0.0
+    candidates = {"scale (CPU, P)": max(t_scale, 0.0), "read": max(t_read, 0.0), "write": max(t_write, 0.0)}
+    bound = max(candidates, key=candidates.get)
+    return {"workload": model.workload, "sweep": model.sweep, "app": model.app, "stage_id": model.stage_id,
+            "name": model.name, "tasks": model.tasks, "t_scale_s": candidates["scale (CPU, P)"],
+            "t_read_limit_s": candidates["read"], "t_write_limit_s": candidates["write"],
+            "predicted_s": candidates[bound], "bound": bound, "io_paths": terms["paths"]}
+
+
+def predict(models: dict, target: Target, bandwidths: Bandwidths) -> pd.DataFrame:
+    rows = [predict_stage(m, target, bandwidths) for stage_models in models.values() for m in stage_models]
+    return pd.DataFrame(rows)
+
+
+def measured_stage_times(configs: list[Configuration], target: Target) -> pd.DataFrame:
+    """Median stage seconds of the configurations that ran exactly the target (same profiles, P and N)."""
+    frames = [c.stages[STAGE_KEY + ["duration_s"]].assign(workload=c.workload, sweep=c.sweep, run_s=c.run_s)
+              for c in configs if (c.hdfs, c.local, c.cores, c.nodes) ==
+              (target.hdfs, target.local, target.cores, target.nodes)]
+    if not frames:
+        return pd.DataFrame(columns=["workload", "sweep", *STAGE_KEY, "measured_s", "measured_runs"])
+    joined = pd.concat(frames, ignore_index=True)
+    return (joined.groupby(["workload", "sweep", *STAGE_KEY], dropna=False)
+            .agg(measured_s=("duration_s", "median"), measured_runs=("duration_s", "size")).reset_index())
+
+
+def with_errors(predicted: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
+    """Predicted joined with measured; error_pct = (predicted - measured) / measured x 100."""
+    if predicted.empty:
+        return predicted
+    joined = predicted.merge(measured, on=["workload", "sweep", *STAGE_KEY], how="left") \
+        if not measured.empty else predicted.assign(measured_s=np.nan, measured_runs=0)
+    joined["error_pct"] = 100.0 * (joined["predicted_s"] - joined["measured_s"]) / joined["measured_s"]
+    return joined
+
+
+def error_summary(joined: pd.DataFrame) -> dict:
+    """Median absolute stage error and the worst stage (%), per workload and over all; app = sum of stages."""
+    have = joined.dropna(subset=["measured_s"]) if "measured_s" in joined else joined.iloc[0:0]
+    summary = {"stages_compared": int(len(have))}
+    if have.empty:
+        return summary
+    absolute = have["error_pct"].abs()
+    worst = have.loc[absolute.idxmax()]
+    summary.update(median_abs_error_pct=float(absolute.median()), worst_stage_error_pct=float(worst["error_pct"]),
+                   worst_stage=f"{worst['workload']} app {worst['app']} s{worst['stage_id']} {worst['name']}")
+    apps = []
+    for (workload, sweep), group in have.groupby(["workload", "sweep"], dropna=False):
+        predicted, measured = group["predicted_s"].sum(), group["measured_s"].sum()
+        apps.append({"workload": workload, "sweep": sweep, "predicted_s": float(predicted),
+                     "measured_s": float(measured), "error_pct": float(100 * (predicted - measured) / measured),
+                     "median_abs_stage_error_pct": float(group["error_pct"].abs().median())})
+    summary["workloads"] = apps
+    return summary
+
+
+def to_json(predicted: pd.DataFrame, summary: dict, target: Target, models: dict, profile_runs: list[str]) -> str:
+    """JSON with units in every key (`_s` seconds, `_bytes` bytes, `_bytes_per_s` bytes/s, `_pct` percent)."""
+    stages = json.loads(predicted.to_json(orient="records"))
+    return json.dumps({"target": {"hdfs": target.hdfs, "local": target.local, "executor_cores_per_node": target.cores,
+                                  "nodes": target.nodes},
+                       "profile_runs": profile_runs,
+                       "units": {"_s": "seconds", "_bytes": "bytes", "_bytes_per_s": "bytes per second",
+                                 "_pct": "percent", "tasks": "tasks"},
+                       "stages": stages,
+                       "application": {"predicted_s": float(predicted["predicted_s"].sum()) if len(predicted) else 0.0},
+                       "errors": summary,
+                       "fitted": [m.as_dict() for stage_models in models.values() for m in stage_models]}, indent=1)
