@@ -1,5 +1,6 @@
 """python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>
-                    | compare RUN RUN [RUN ...] [--out DIR]}"""
+                    | compare RUN RUN [RUN ...] [--out DIR]
+                    | predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--json]}"""
 from __future__ import annotations
 
 import argparse
@@ -25,6 +26,14 @@ def main(argv: list[str] | None = None) -> int:
                                              "baseline); exit 2 on fewer than 2 runs or a path that is no run")
     compare.add_argument("runs", nargs="*", help="run directories or run ids under results/ (`latest` allowed)")
     compare.add_argument("--out", type=Path, help="output folder (default results/compare-<id>-vs-<id>...)")
+    predict = sub.add_parser("predict", help="I/O-aware model: fit on the run's configurations, predict stage times "
+                                             "on another backend/placement/cores/nodes (docs/models.md)")
+    predict.add_argument("run", help="run directory, run id under results/, or `latest`")
+    predict.add_argument("--to", required=True, help="a backend or profile (`nvme`) or `hdfs=<backend>,local=<backend>`")
+    predict.add_argument("--cores", type=int, help="executor cores per node P (default: the run's)")
+    predict.add_argument("--nodes", type=int, help="worker nodes N (default: the run's)")
+    predict.add_argument("--measured", nargs="*", default=[], help="other runs holding measured runs of the target")
+    predict.add_argument("--json", action="store_true", help="JSON (units in every key) instead of the table")
     args = parser.parse_args(argv)
 
     try:
@@ -46,6 +55,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(write_comparison(args.runs, args.out))
             except CompareError as error:
                 print(f"analysis compare: {error}", file=sys.stderr)
+                return 2
+        elif args.command == "predict":
+            from .models.cli import PredictError, main as predict_main
+            try:
+                print(predict_main(args.run, args.to, args.cores, args.nodes, args.json, args.measured))
+            except PredictError as error:
+                print(f"analysis predict: {error}", file=sys.stderr)
                 return 2
         elif args.command == "stages":
             eventlog.parse_event_logs(args.path).stages.to_csv(sys.stdout, index=False)

@@ -1,0 +1,77 @@
+"""Per-resource ideal times per stage (Monotasks, `../shared/papers/monotasks-performance-clarity-sosp17.txt` §6):
+
+    ideal CPU time     = executor CPU time of the stage / cores of the cluster (N * P)
+    ideal disk time    = bytes the stage moved on a device / that device's throughput (per node: / N)
+    ideal network time = shuffle bytes fetched from other nodes / network throughput (per node: / N)
+    modeled stage time = max of the three; the bottleneck is the resource with the longest ideal time
+
+and the what-ifs of §6.5: the best-case time with one resource infinitely fast (the maximum of the others) or
+N times faster (its ideal time / N). Like the paper, a what-if scales the measured stage time by the modeled
+change, which absorbs what the ideal times leave out (ramp-up, imperfect parallelism).
+Disk bytes and request sizes are the ones the I/O-aware model measured at the device (iomodel), so the page
+cache is accounted for; throughput is the fio sweep (or profile caps) of the backend at that request size.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .iomodel import Bandwidths, Configuration, StageModel, io_terms
+
+RESOURCES = ("cpu", "disk", "network")
+# A node's network when nothing says otherwise: 10 Gb/s, the I/O-aware paper's cluster (Table I).
+DEFAULT_NETWORK_BYTES_PER_S = 10e9 / 8
+
+
+def ideal_cpu_s(cpu_time_s: float, nodes: int, cores: int) -> float:
+    """Sum of compute time / cores in the cluster (§6.1: 20 minutes of CPU on 80 cores = 15 s)."""
+    return cpu_time_s / (nodes * cores)
+
+
+def ideal_io_s(data_bytes: float, throughput_bytes_per_s: float) -> float:
+    """Data transferred / resource throughput (§6.1: 20 GB over 10 disks x 100 MB/s = 20 s)."""
+    return data_bytes / throughput_bytes_per_s
+
+
+def what_if(ideal: dict[str, float], measured_s: float, resource: str, factor: float = math.inf) -> float:
+    """Stage time if `resource` were `factor` times faster (inf: not a constraint at all): the measured time
+    scaled by new model / old model (§6.3)."""
+    old = max(ideal.values())
+    new = max(v / factor if r == resource else v for r, v in ideal.items())
+    return measured_s * new / old if old > 0 else measured_s
+
+
+def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidths: Bandwidths,
+                      network_bytes_per_s: float = DEFAULT_NETWORK_BYTES_PER_S, faster: float = 2.0) -> pd.DataFrame:
+    """One row per stage of a measured configuration: ideal CPU, disk and network seconds, the bottleneck,
+    the modeled time and the what-ifs (each resource infinitely fast, and `faster` times faster)."""
+    by_key = {(m.app, m.stage_id, m.name): m for m in models}
+    rows = []
+    for _, stage in config.stages.iterrows():
+        model = by_key.get((int(stage["app"]), int(stage["stage_id"]), str(stage["name"])))
+        if model is None:
+            continue
+        terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
+        ideal = {"cpu": ideal_cpu_s(stage["executor_cpu_time_s"] or 0.0, config.nodes, config.cores),
+                 # reads and writes of all devices: a disk serves one request stream, devices run in parallel
+                 "disk": _disk_s(terms["paths"]),
+                 "network": ideal_io_s((stage["shuffle_remote_bytes_read"] or 0.0) / config.nodes, network_bytes_per_s)}
+        measured = float(stage["duration_s"])
+        bottleneck = max(ideal, key=ideal.get)
+        row = {"workload": config.workload, "sweep": config.sweep, "app": model.app, "stage_id": model.stage_id,
+               "name": model.name, "measured_s": measured, "bottleneck": bottleneck,
+               "modeled_s": max(ideal.values()),
+               **{f"ideal_{r}_s": ideal[r] for r in RESOURCES}}
+        for resource in RESOURCES:
+            row[f"{resource}_infinite_s"] = what_if(ideal, measured, resource)
+            row[f"{resource}_{faster:g}x_s"] = what_if(ideal, measured, resource, faster)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _disk_s(paths: list[dict]) -> float:
+    per_device: dict[str, float] = {}
+    for path in paths:
+        per_device[path["backend"]] = per_device.get(path["backend"], 0.0) + path["time_s"]
+    return max(per_device.values(), default=0.0)

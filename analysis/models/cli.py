@@ -1,0 +1,87 @@
+"""`python -m analysis predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--json]`:
+fit the I/O-aware model on a run's measured configurations and predict another one."""
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+
+from ..rundir import load_manifest, resolve_run_dir
+from . import iomodel
+
+
+class PredictError(ValueError):
+    """Nothing to fit or a target the model cannot evaluate."""
+
+
+def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = None,
+               measured_runs: list[str] = ()) -> dict:
+    """Fit on the run's configurations other than the target itself (so that a measured target is a real
+    prediction; all of them when nothing else is left, marked in-sample), predict the target, and compare
+    with every measured run of exactly that configuration in this run and in `measured_runs`."""
+    run_dir = resolve_run_dir(run)
+    configs = iomodel.configurations(run_dir)
+    if not configs:
+        raise PredictError(f"{run_dir}: no measured workload run with Spark stages to fit the model on")
+    hdfs, local = iomodel.parse_target(to, iomodel.profile_map(load_manifest(run_dir)))
+    common_cores = Counter(c.cores for c in configs).most_common(1)[0][0]
+    target = iomodel.Target(hdfs, local, cores or common_cores, nodes or configs[0].nodes)
+    extra_dirs = [resolve_run_dir(r) for r in measured_runs]
+    bandwidths = iomodel.bandwidths_for([run_dir, *extra_dirs])
+    same = [c for c in configs if (c.hdfs, c.local, c.cores, c.nodes) == (target.hdfs, target.local, target.cores,
+                                                                            target.nodes)]
+    profile = [c for c in configs if c not in same] or configs
+    try:
+        models = iomodel.fit(profile, bandwidths)
+        predicted = iomodel.predict(models, target, bandwidths)
+    except KeyError as error:
+        raise PredictError(f"--to {to}: {error.args[0]}") from None
+    measured_configs = same + [c for d in extra_dirs for c in iomodel.configurations(d)]
+    joined = iomodel.with_errors(predicted, iomodel.measured_stage_times(measured_configs, target))
+    return {"target": target, "models": models, "stages": joined, "in_sample": profile is configs and bool(same),
+            "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile}),
+            "summary": iomodel.error_summary(joined)}
+
+
+def _fmt(value, unit: str, digits: int = 2) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:.{digits}f} {unit}"
+
+
+def render_text(result: dict) -> str:
+    target, stages, summary = result["target"], result["stages"], result["summary"]
+    lines = [f"I/O-aware model prediction for {target.label} (P = executor cores per node, N = nodes)",
+             "fitted on: " + "; ".join(result["profile"])]
+    if result["in_sample"]:
+        lines.append("note: the target is the only configuration of the run: the fit includes it (in-sample)")
+    header = ["workload", "stage", "name", "tasks", "t_scale", "read limit", "write limit", "predicted", "bound",
+              "measured", "error"]
+    table = [header]
+    for r in stages.to_dict("records"):
+        table.append([f"{r['workload']} {r['sweep']}".strip(), f"app {r['app']} s{r['stage_id']}", str(r["name"])[:38],
+                      f"{r['tasks']} tasks", _fmt(r["t_scale_s"], "s"), _fmt(r["t_read_limit_s"], "s"),
+                      _fmt(r["t_write_limit_s"], "s"), _fmt(r["predicted_s"], "s"), r["bound"],
+                      _fmt(r.get("measured_s"), "s"), _fmt(r.get("error_pct"), "%", 1)])
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in table]
+    for app in summary.get("workloads", []):
+        lines.append(f"{app['workload']} {app['sweep']}: stages predicted {app['predicted_s']:.2f} s, measured "
+                     f"{app['measured_s']:.2f} s ({app['error_pct']:+.1f} %); median |stage error| "
+                     f"{app['median_abs_stage_error_pct']:.1f} %")
+    if summary.get("stages_compared"):
+        lines.append(f"all stages: median |error| {summary['median_abs_error_pct']:.1f} %, worst "
+                     f"{summary['worst_stage_error_pct']:+.1f} % ({summary['worst_stage']})")
+    else:
+        total = stages["predicted_s"].sum() if len(stages) else 0.0
+        lines.append(f"predicted sum of stage times: {total:.2f} s (no measured run of this configuration to compare)")
+    return "\n".join(lines)
+
+
+def render_json(result: dict) -> str:
+    stages = result["stages"]
+    return iomodel.to_json(stages, result["summary"], result["target"], result["models"], result["profile"])
+
+
+def main(run: str, to: str, cores: int | None, nodes: int | None, as_json: bool, measured: list[str]) -> str:
+    result = prediction(run, to, cores, nodes, measured)
+    return render_json(result) if as_json else render_text(result)
+
