@@ -25,7 +25,7 @@ import yaml
 from .. import metrics
 from ..parsers.manifest import workloads_table
 from ..rundir import load_manifest
-from ..tables import TABLE_NAMES, build_tables, read_tables
+from ..tables import build_tables
 
 PROFILES_FILE = Path(__file__).resolve().parents[2] / "inventories" / "storage-profiles.yml"
 
@@ -164,10 +164,14 @@ class Configuration:
         return f"hdfs={self.hdfs} local={self.local} P={self.cores} N={self.nodes}"
 
 
+MODEL_TABLES = ("stages", "spark_executors", "block_requests")
+
+
 def run_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """The run's tables, parsed in memory when tables/ is incomplete (never written from here)."""
-    if all((run_dir / "tables" / f"{name}.parquet").exists() for name in TABLE_NAMES):
-        return read_tables(run_dir)
+    """The tables the model reads; parsed in memory from raw/ when one is missing (never written from here)."""
+    paths = {name: run_dir / "tables" / f"{name}.parquet" for name in MODEL_TABLES}
+    if all(path.exists() for path in paths.values()):
+        return {name: pd.read_parquet(path) for name, path in paths.items()}
     return build_tables(run_dir)
 
 
@@ -241,7 +245,7 @@ def configurations(run_dir: Path) -> list[Configuration]:
     run_dir = Path(run_dir)
     manifest = load_manifest(run_dir)
     tables = run_tables(run_dir)
-    workloads = metrics.measured_runs(workloads_table(manifest) if manifest else tables["workloads"])
+    workloads = metrics.measured_runs(workloads_table(manifest))
     stages, executors, requests = tables["stages"], tables["spark_executors"], tables["block_requests"]
     if stages.empty or workloads.empty:
         return []
@@ -268,12 +272,14 @@ def configurations(run_dir: Path) -> list[Configuration]:
     return configs
 
 
-def bandwidths_for(run_dirs: list[Path]) -> Bandwidths:
-    """fio curves from the given runs first, then from the newest run under results/ that swept each profile."""
+def bandwidths_for(run_dirs: list[Path], search_results: bool = True) -> Bandwidths:
+    """fio curves from the given runs first, then (search_results) from the newest run under results/ that
+    swept each profile."""
     from ..rundir import RESULTS_DIR
     bandwidths = Bandwidths()
-    candidates = list(run_dirs) + sorted((p for p in RESULTS_DIR.glob("*") if (p / "tables" / "fio.parquet").exists()),
-                                         reverse=True)
+    candidates = list(run_dirs)
+    if search_results:
+        candidates += sorted((p for p in RESULTS_DIR.glob("*") if (p / "tables" / "fio.parquet").exists()), reverse=True)
     for run_dir in candidates:
         path = Path(run_dir) / "tables" / "fio.parquet"
         if path.exists():

@@ -1,0 +1,96 @@
+"""The papers' worked examples, recomputed from their stated parameters with the models' own functions."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from analysis.models import bottleneck, cost, iomodel
+
+MB, GB, TB = 1e6, 1e9, 1e12
+MiB, GiB = 2**20, 2**30
+
+
+def test_shuffle_read_request_size_is_30_kb():
+    # I/O-aware paper §III-C2: each reducer reads 27 MB from 973 map outputs, "around 30KB"; iostat's
+    # 60 sectors of 512 B = 30 KB
+    size = iomodel.shuffle_read_request_bytes(27 * MiB, 973)
+    assert size == pytest.approx(60 * 512, rel=0.06)
+    # M: the 122 GB input in 128 MB HDFS blocks
+    assert 122 * 1024 / 128 == pytest.approx(973, rel=0.005)
+
+
+def test_hdd_shuffle_read_takes_126_minutes():
+    # §III-C3: 334 GB of shuffle read over 3 nodes at the HDD's 15 MB/s for 30 KB requests
+    seconds = iomodel.io_limit_s(334 * 1024 * MB, nodes=3, bandwidth_bytes_per_s=15 * MB)
+    assert int(seconds / 60) == 126
+
+
+def test_break_point_and_turning_point():
+    # §V-A2: T = 60 MB/s per core, SSD shuffle-read BW = 480 MB/s, lambda = 20
+    b = iomodel.break_point(480 * MB, 60 * MB)
+    assert b == 8
+    assert iomodel.turning_point(20, b) == 160
+    # Fig. 6a's illustration: BW = 120 MB/s, T = 60 MB/s -> b = 2
+    assert iomodel.break_point(120 * MB, 60 * MB) == 2
+
+
+def test_scale_term_two_sample_runs():
+    # §VI runs 1 and 2: t_avg and delta_scale from P = 1 and P = 2 (any numbers: the model must return them)
+    t_avg, delta, tasks, nodes = 4.0, 3.0, 973, 3
+    t1 = iomodel.scale_time_s(tasks, nodes, 1, t_avg, delta)
+    t2 = iomodel.scale_time_s(tasks, nodes, 2, t_avg, delta)
+    assert t1 - t2 == pytest.approx(tasks / (2 * nodes) * t_avg)
+    assert 2 * t2 - t1 == pytest.approx(delta)
+
+
+def test_monotasks_ideal_times():
+    # Monotasks §6.1: 20 minutes of compute monotasks on 80 cores -> 15 s; 20 GB over ten 100 MB/s disks -> 20 s
+    assert bottleneck.ideal_cpu_s(20 * 60, nodes=10, cores=8) == pytest.approx(15)
+    assert bottleneck.ideal_io_s(20 * GB, 10 * 100 * MB) == pytest.approx(20)
+    ideal = {"cpu": 15.0, "disk": 20.0, "network": 5.0}
+    # disk is the bottleneck: infinitely fast disk leaves CPU; twice as fast disk (10 s) leaves CPU (15 s)
+    assert bottleneck.what_if(ideal, 40.0, "disk") == pytest.approx(40 * 15 / 20)
+    assert bottleneck.what_if(ideal, 40.0, "disk", 2) == pytest.approx(40 * 15 / 20)
+    assert bottleneck.what_if(ideal, 40.0, "network") == pytest.approx(40.0)
+
+
+def test_two_io_sort_equations():
+    # AWS paper Eqs. 1-6 with a network slower than storage: T1 is network bound, T2 storage bound
+    d, storage, network = 1 * TB, 1.7 * GB, 1.0 * GB
+    assert cost.map_shuffle_s(d, d, storage, storage, network) == pytest.approx(d / network)
+    assert cost.sort_reduce_s(d, d, storage, storage) == pytest.approx(d / storage)
+    assert cost.sort_s(d, storage, 2 * storage, network) == pytest.approx(d / network + d / storage)
+    # Eq. 5: B_storage = min(read, write)
+    assert cost.sort_s(d, 2 * storage, storage) == pytest.approx(2 * d / storage)
+    # Eq. 7: C = C_hourly x T
+    assert cost.sort_cost(6.82, d, storage) == pytest.approx(6.82 * 2 * d / storage / 3600)
+
+
+def test_100tb_sort_on_i2_8xlarge_costs_218_dollars():
+    # AWS paper §4.2.3 / Table 2: 47 i2.8xlarge (6.4 TB, 1.7 GB/s, $6.82/h) hold the 300 TB of a 100 TB sort
+    # at $218 (network not a bottleneck). 1.7 GB/s is rounded: $218 must lie within what 1.65-1.75 GB/s give.
+    instance = cost.load_prices()["providers"]["aws"]["instances"]["i2.8xlarge"]
+    sort = cost.cluster_sort(100 * TB, instance)
+    assert sort["nodes"] == 47
+    low = cost.cluster_sort(100 * TB, {**instance, "storage_bytes_per_s": 1.75 * GB})["cost_usd"]
+    high = cost.cluster_sort(100 * TB, {**instance, "storage_bytes_per_s": 1.65 * GB})["cost_usd"]
+    assert low <= 218 <= high
+    assert sort["cost_usd"] == pytest.approx(218, rel=0.03)
+    # hs1.8xlarge: "only seven instances are needed"
+    hs1 = cost.load_prices()["providers"]["aws"]["instances"]["hs1.8xlarge"]
+    assert cost.cluster_sort(100 * TB, hs1)["nodes"] == 7
+
+
+def test_google_cloud_prices_of_table_v():
+    prices = cost.load_prices()
+    gcp = prices["providers"]["gcp"]
+    assert gcp["disks"]["hdd"]["per_gb_month"] == 0.040 and gcp["disks"]["ssd"]["per_gb_month"] == 0.170
+    # SSD "is charged at a much higher price (4.2x in Table V)"
+    assert gcp["disks"]["ssd"]["per_gb_month"] / gcp["disks"]["hdd"]["per_gb_month"] == pytest.approx(4.2, abs=0.05)
+    # 1.6e10 CPU hours ~ $0.53 billion
+    assert 1.6e10 * gcp["vm"]["per_vcpu_hour"] == pytest.approx(0.53e9)
+    # one 16-vCPU node with 1 TB HDFS + 2 TB local HDD (§VI's optimum under HDDs), per hour
+    disks = [cost.CloudDisk("hdd", 1000), cost.CloudDisk("hdd", 2000)]
+    assert cost.hourly_cost(prices, "gcp", 1, 16, disks) == pytest.approx(16 * 0.033125 + 3000 * 0.04 / 730)
+    assert math.isclose(cost.run_cost(3600.0, 1800), 1800.0)
