@@ -18,7 +18,7 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report compare test teardown venv workloads
+.PHONY: help setup bench report compare test teardown venv workloads predict validate-model
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -27,6 +27,8 @@ help: ## Show the targets and their variables
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
+	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N]  I/O-aware model prediction per stage"
+	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
@@ -62,6 +64,17 @@ report: venv
 compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..."
 	@test -n "$(RUNS)" || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
 	@$(PY) -m analysis compare $(RUNS)
+
+predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
+	@test -n "$(TO)" || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }
+	@$(PY) -m analysis predict $(RUN) --to '$(TO)' $(if $(CORES),--cores $(CORES)) $(if $(NODES),--nodes $(NODES))
+
+# The model's validation runs on the three-tier emulated cluster unless CLUSTER is given on the command line.
+VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tiers)
+validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per stage (DRY_RUN=1: the plan only)
+	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
+	@$(if $(DRY_RUN),true,$(MAKE) --no-print-directory setup CLUSTER=$(VALIDATE_CLUSTER))
+	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run)
 
 test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
 	@$(PY) -m pytest tests

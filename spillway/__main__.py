@@ -1,4 +1,4 @@
-"""python -m spillway: bench | validate | workloads."""
+"""python -m spillway: bench | validate | workloads | validate-model."""
 import argparse
 import sys
 
@@ -55,6 +55,11 @@ def main(argv=None):
     validate.add_argument("--cluster", default="local")
     validate.set_defaults(func=cmd_validate)
     sub.add_parser("workloads", help="list workloads and their scale profiles").set_defaults(func=cmd_workloads)
+    from spillway import validate_model
+    model = sub.add_parser("validate-model", help="profile, predict the other backends with the I/O-aware model, "
+                                                  "measure them, print predicted vs measured (docs/models.md)")
+    validate_model.add_arguments(model)
+    model.set_defaults(func=validate_model.run)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
