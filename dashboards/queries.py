@@ -85,6 +85,15 @@ def _hadoop(name, daemon, selector=""):
     return f'{{__name__=~"(?i){name}(_total)?", job="hadoop", daemon="{daemon}", cluster=~"$cluster"{selector}}}'
 
 
+def _executor(query_id, title, metric, unit):
+    """A Spark executor metric per application and executor; counters (`*_total`) as per-second rates."""
+    series = f'{metric}{{cluster=~"$cluster"}}'
+    if metric.endswith("_total"):
+        series = f"rate({series}[{RATE_WINDOW}])"
+    return Query(query_id, title, f"sum by (application_name, executor_id) ({series})", unit,
+                 "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors")
+
+
 _IOWAIT, _IDLE = ', mode="iowait"', ', mode="idle"'
 DISK_LEGEND = "{{node}} {{backend}} ({{device}})"
 IO, CLUSTER = "io", "cluster"
@@ -155,28 +164,15 @@ QUERIES = (
     Query("yarn_containers_running", "Running containers per NodeManager",
           _hadoop("hadoop_nodemanager_containersrunning", "nodemanager", ', node=~"$node"'),
           "short", "{{node}}", CLUSTER, "YARN"),
-    Query("spark_executor_active_tasks", "Active tasks per executor",
-          'sum by (application_name, executor_id) (metrics_executor_activeTasks{cluster=~"$cluster"})',
-          "short", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
-    Query("spark_executor_shuffle_read_bytes", "Shuffle read",
-          f'sum by (application_name, executor_id) '
-          f'(rate(metrics_executor_totalShuffleRead_bytes_total{{cluster=~"$cluster"}}[{RATE_WINDOW}]))',
-          "Bps", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
-    Query("spark_executor_shuffle_write_bytes", "Shuffle write",
-          f'sum by (application_name, executor_id) '
-          f'(rate(metrics_executor_totalShuffleWrite_bytes_total{{cluster=~"$cluster"}}[{RATE_WINDOW}]))',
-          "Bps", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
-    Query("spark_executor_input_bytes", "Input read",
-          f'sum by (application_name, executor_id) '
-          f'(rate(metrics_executor_totalInputBytes_bytes_total{{cluster=~"$cluster"}}[{RATE_WINDOW}]))',
-          "Bps", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
-    Query("spark_executor_memory_used", "Storage memory used",
-          'sum by (application_name, executor_id) (metrics_executor_memoryUsed_bytes{cluster=~"$cluster"})',
-          "bytes", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
-    Query("spark_executor_gc_time", "GC time (share of wall time)",
-          f'sum by (application_name, executor_id) '
-          f'(rate(metrics_executor_totalGCTime_seconds_total{{cluster=~"$cluster"}}[{RATE_WINDOW}]))',
-          "percentunit", "{{application_name}} executor {{executor_id}}", CLUSTER, "Spark executors"),
+    _executor("spark_executor_active_tasks", "Active tasks per executor", "metrics_executor_activeTasks", "short"),
+    _executor("spark_executor_shuffle_read_bytes", "Shuffle read",
+              "metrics_executor_totalShuffleRead_bytes_total", "Bps"),
+    _executor("spark_executor_shuffle_write_bytes", "Shuffle write",
+              "metrics_executor_totalShuffleWrite_bytes_total", "Bps"),
+    _executor("spark_executor_input_bytes", "Input read", "metrics_executor_totalInputBytes_bytes_total", "Bps"),
+    _executor("spark_executor_memory_used", "Storage memory used", "metrics_executor_memoryUsed_bytes", "bytes"),
+    _executor("spark_executor_gc_time", "GC time (share of wall time)",
+              "metrics_executor_totalGCTime_seconds_total", "percentunit"),
 )
 
 # Markers pushed by the bench runner and the Spark stage listener (monitoring contract, "Markers").
