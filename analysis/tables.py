@@ -10,14 +10,14 @@ from typing import Callable
 
 import pandas as pd
 
-from .parsers import blocktrace, diskstats, eventlog, fio, iostat, jhist, manifest as manifest_parser
-from .rundir import load_manifest, raw_outputs
+from .parsers import blocktrace, diskstats, eventlog, fio, iostat, jhist, manifest as manifest_parser, prometheus
+from .rundir import RawOutput, load_manifest, raw_outputs
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
-               "mr_counters", "steps", "workloads", "sources")
+               "mr_counters", "prometheus_series", "steps", "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -100,6 +100,12 @@ def _spark_tables(files: list[Path]) -> tuple[dict[str, pd.DataFrame], str]:
     return {table: getattr(log, attribute) for attribute, table in SPARK_TABLES.items()}, "; ".join(notes)
 
 
+def _prometheus_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    frame, failed = prometheus.parse_archive(path)
+    note = f"{len(failed)} quer(ies) failed when archived: {'; '.join(failed)}"[:500] if failed else ""
+    return {"prometheus_series": frame}, note
+
+
 def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Every table of the run, in memory."""
     run_dir = Path(run_dir)
@@ -140,9 +146,15 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         for file in files:
             acc.parse("mr_jobs", raw, file, _jhist_jobs)
             acc.parse("mr_counters", raw, file, _jhist_counters)
+    # The Prometheus archive is cluster-wide (the series carry their node): raw/prometheus/<workload-id>.json,
+    # no host folder; its rows in `sources` have an empty host.
+    for file in sorted((run_dir / "raw" / "prometheus").glob("*.json")):
+        acc.parse_many(RawOutput("", "prometheus", file.stem, file.with_suffix("")), file, _prometheus_tables,
+                       counted="prometheus_series")
 
     manifest = load_manifest(run_dir)
     tables = {name: _concat(frames) for name, frames in acc.frames.items() if name != "sources"}
+    tables["prometheus_series"] = tables["prometheus_series"].drop(columns="host")
     tables["steps"] = manifest_parser.steps_table(manifest)
     tables["workloads"] = manifest_parser.workloads_table(manifest)
     tables["sources"] = pd.DataFrame(acc.sources, columns=SOURCE_COLUMNS)

@@ -77,9 +77,12 @@ class Servers:
 
 
 @contextmanager
-def running(work: Path, node="node1", cluster="test"):
-    """Pushgateway, node_exporter and a Prometheus scraping both every second with the contract's labels."""
+def running(work: Path, node="node1", cluster="test", textfile_dir: Path | None = None):
+    """Pushgateway, node_exporter (reading *.prom files in `textfile_dir`, as the monitoring role's
+    spillway_disk_info) and a Prometheus scraping both every second with the contract's labels."""
     work.mkdir(parents=True, exist_ok=True)
+    textfile_dir = textfile_dir or work / "textfile"
+    textfile_dir.mkdir(exist_ok=True)
     ports = {name: free_port() for name in ("prometheus", "pushgateway", "node")}
     config = {
         "global": {"scrape_interval": f"{SCRAPE_INTERVAL_S}s", "evaluation_interval": f"{SCRAPE_INTERVAL_S}s"},
@@ -98,7 +101,8 @@ def running(work: Path, node="node1", cluster="test"):
             work / "pushgateway.log", f"http://127.0.0.1:{ports['pushgateway']}/-/ready"))
         stack.enter_context(_process(
             ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{ports['node']}",
-             "--collector.diskstats.device-exclude=^(ram|fd|zram)[0-9]+$"],
+             "--collector.diskstats.device-exclude=^(ram|fd|zram)[0-9]+$",
+             f"--collector.textfile.directory={textfile_dir}"],
             work / "node_exporter.log", f"http://127.0.0.1:{ports['node']}/metrics"))
         stack.enter_context(_process(
             ["prometheus", f"--config.file={work / 'prometheus.yml'}", f"--storage.tsdb.path={work / 'data'}",

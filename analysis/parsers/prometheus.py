@@ -1,0 +1,39 @@
+"""The bench's Prometheus archive (`raw/prometheus/<workload-id>.json`, written by spillway/monitoring.py):
+every dashboard query's range result over one workload's window, as one tidy row per series and time step.
+
+Archive: {"start": s, "end": s, "step_s": n, "queries": {"<id>": {"expr", "unit", "result": <Prometheus matrix
+result>, "error"?}}}. Sample values are strings in Prometheus' JSON ("NaN" for 0/0, e.g. the request size of
+an idle device): they become floats, NaN kept.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+FIXED_COLUMNS = ["query_id", "unit"]
+# Prometheus' own name label, kept under a name that is a column like the others.
+_RENAMED = {"__name__": "metric"}
+
+
+def parse_archive(path: Path) -> tuple[pd.DataFrame, list[str]]:
+    """(query_id, unit, one column per label any series has, time_s, value; the queries that failed as
+    `<id>: <error>`)."""
+    archive = json.loads(Path(path).read_text())
+    rows, labels, failed = [], set(), []
+    for query_id, query in (archive.get("queries") or {}).items():
+        if query.get("error"):
+            failed.append(f"{query_id}: {query['error']}")
+        for series in query.get("result") or []:
+            metric = {_RENAMED.get(k, k): v for k, v in (series.get("metric") or {}).items()}
+            labels.update(metric)
+            # a matrix has `values`; an instant vector (a query archived by hand) has one `value`
+            for time_s, value in series.get("values") or ([series["value"]] if "value" in series else []):
+                rows.append({"query_id": query_id, "unit": query.get("unit", ""), **metric,
+                             "time_s": float(time_s), "value": float(value)})
+    columns = [*FIXED_COLUMNS, *sorted(labels), "time_s", "value"]
+    frame = pd.DataFrame(rows, columns=columns)
+    frame["time_s"] = frame["time_s"].astype("float64")
+    frame["value"] = frame["value"].astype("float64")
+    return frame, failed
