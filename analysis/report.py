@@ -434,6 +434,15 @@ def _describe_profile_value(key: str, value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def _model_section(run_dir: Path) -> dict:
+    """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
+    from .models.report_section import model_section
+    try:
+        return model_section(Path(run_dir))
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"tables": [], "note": f"the model could not be evaluated: {type(error).__name__}: {error}"}
+
+
 def build_context(run_dir: Path) -> dict:
     manifest = load_manifest(run_dir)
     tables = read_tables(run_dir)
@@ -475,6 +484,7 @@ def build_context(run_dir: Path) -> dict:
         "shuffle_model_rows": _shuffle_model_rows(model, backends),
         "offset_figures": offset_figures(requests, backends, run_id),
         "sources": tables["sources"].to_dict("records"),
+        "model": _model_section(run_dir),
     }
 
 

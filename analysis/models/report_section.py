@@ -1,0 +1,59 @@
+"""The report's "Model" section: per measured configuration of the run, the I/O-aware model's stage times
+(predicted from the run's other configurations when it has any, else the in-sample fit), the error against
+what was measured, and the Monotasks bottleneck of each stage."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from . import bottleneck, iomodel
+
+
+def _fmt(value, unit: str, digits: int = 2) -> str:
+    return "-" if value is None or pd.isna(value) else f"{float(value):,.{digits}f} {unit}"
+
+
+def _same(a: iomodel.Configuration, b: iomodel.Configuration) -> bool:
+    return a.key == b.key and (a.hdfs, a.local, a.cores, a.nodes) == (b.hdfs, b.local, b.cores, b.nodes)
+
+
+def model_section(run_dir: Path) -> dict:
+    configs = iomodel.configurations(Path(run_dir))
+    if not configs:
+        return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model"}
+    bandwidths = iomodel.bandwidths_for([Path(run_dir)])
+    tables, done = [], []
+    for config in configs:
+        if any(_same(config, d) for d in done):
+            continue   # repetitions of a configuration are compared together (median)
+        done.append(config)
+        others = [c for c in configs if c.key == config.key and not _same(c, config)]
+        models = iomodel.fit(others or [config], bandwidths)
+        target = iomodel.Target(config.hdfs, config.local, config.cores, config.nodes)
+        repeats = [c for c in configs if _same(c, config)]
+        joined = iomodel.with_errors(iomodel.predict({config.key: models[config.key]}, target, bandwidths),
+                                     iomodel.measured_stage_times(repeats, target))
+        own = iomodel.fit(repeats, bandwidths)[config.key]
+        limits = bottleneck.stage_bottlenecks(config, own, bandwidths)
+        merged = joined.merge(limits.drop(columns=["measured_s"]), on=["workload", "sweep", "app", "stage_id", "name"],
+                              how="left")
+        rows = []
+        for r in merged.to_dict("records"):
+            resource = r.get("bottleneck")
+            rows.append({"stage": f"app {r['app']} s{r['stage_id']}", "name": r["name"], "tasks": r["tasks"],
+                         "t_scale": _fmt(r["t_scale_s"], "s"), "read": _fmt(r["t_read_limit_s"], "s"),
+                         "write": _fmt(r["t_write_limit_s"], "s"), "predicted": _fmt(r["predicted_s"], "s"),
+                         "bound": r["bound"], "measured": _fmt(r["measured_s"], "s"),
+                         "error": _fmt(r["error_pct"], "%", 1),
+                         "ideal": " / ".join(_fmt(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
+                         "bottleneck": resource if isinstance(resource, str) else "-",
+                         "without": _fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
+        summary = iomodel.error_summary(joined)
+        tables.append({"workload_id": config.workload_id, "configuration": config.label, "rows": rows,
+                       "basis": ("predicted from " + "; ".join(sorted({c.label for c in others})))
+                       if others else "in-sample: the run has no other configuration of this workload to predict it from",
+                       "median": _fmt(summary.get("median_abs_error_pct"), "%", 1),
+                       "worst": _fmt(summary.get("worst_stage_error_pct"), "%", 1),
+                       "sources": sorted({p["bandwidth_source"] for paths in joined["io_paths"] for p in paths})})
+    return {"tables": tables, "note": ""}
