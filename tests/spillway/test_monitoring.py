@@ -157,3 +157,17 @@ def test_disabled_monitoring_is_said_at_start_and_recorded_per_workload(tmp_path
     assert record["monitoring"] == {"archived": False, "gaps": [],
                                     "warnings": ["off: disabled in the inventory (spillway_monitoring)"]}
     assert capsys.readouterr().out == ""  # describe() said it already
+
+
+def test_every_dashboard_panel_query_is_archived_without_error(servers, tmp_path):
+    from dashboards import queries as dashboards_queries
+    from spillway.monitoring import panel_queries
+
+    found = panel_queries()
+    assert [query_id for query_id, _expr, _unit in found] == [q.id for q in dashboards_queries.QUERIES]
+    assert not any("$" in expr for _id, expr, _unit in found)  # every template variable rendered
+    now = time.time()
+    path, failed = monitoring_of(servers).archive(tmp_path, "all-panels", now - 20, now, found)
+    assert failed == []
+    archive = json.loads(path.read_text())
+    assert archive["queries"]["cpu_busy"]["result"][0]["metric"]["node"] == "node1"
