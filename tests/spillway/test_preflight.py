@@ -1,9 +1,15 @@
 """The first check of make bench: answers at once, before anything is installed or touched."""
+import os
+import shutil
+import socket
 import subprocess
 import sys
 import time
 
-from spillway import REPO, preflight
+import pytest
+import yaml
+
+from spillway import INVENTORIES, PLAYBOOKS, REPO, preflight
 
 
 def test_unknown_cluster_exits_nonzero_quickly_listing_clusters():
@@ -26,3 +32,66 @@ def test_emulated_storage_without_root_says_so():
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "needs root" in proc.stderr
+
+
+@pytest.fixture
+def cluster_with_busy_port(tmp_path, monkeypatch):
+    """A copy of the local inventory whose Prometheus port is held by a listening socket of this test."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    inventory = tmp_path / "inventories" / "busy"
+    (inventory / "group_vars").mkdir(parents=True)
+    shutil.copy(INVENTORIES / "local" / "hosts.yml", inventory / "hosts.yml")
+    group_vars = (INVENTORIES / "local" / "group_vars" / "all.yml").read_text()
+    (inventory / "group_vars" / "all.yml").write_text(
+        group_vars.replace("spillway_cluster: local", "spillway_cluster: busy")
+        + f"spillway_monitoring:\n  prometheus_port: {port}  # held\n")
+    monkeypatch.setattr(preflight, "INVENTORIES", inventory.parent)
+    yield port
+    listener.close()
+
+
+def test_port_held_by_another_program_names_pid_and_setting(cluster_with_busy_port, tmp_path):
+    port = cluster_with_busy_port
+    problems = preflight.check_ports("busy", state_parent=tmp_path / "state")
+    # (Other lines name the running local cluster's daemons: this state_parent does not list them.)
+    assert [p for p in problems if f"port {port} " in p] == [f"port {port} is in use by pid {os.getpid()} ({preflight.process_name(os.getpid())}): "
+                        "set spillway_monitoring.prometheus_port in inventories/busy/group_vars/all.yml, "
+                        "or stop that process."]
+
+
+def test_port_held_by_a_spillway_daemon_is_no_problem(cluster_with_busy_port, tmp_path):
+    run_dir = tmp_path / "state" / "other-cluster" / "run"
+    run_dir.mkdir(parents=True)
+    (run_dir / "prometheus.pid").write_text(f"{os.getpid()}\n--storage.tsdb.path=x\n")
+    problems = preflight.check_ports("busy", state_parent=tmp_path / "state")
+    assert not [p for p in problems if f"port {cluster_with_busy_port} " in p]
+
+
+def test_ports_are_checked_for_the_bench_only(cluster_with_busy_port, capsys):
+    assert preflight.main(["--cluster", "busy"]) == 0  # setup, teardown: nothing binds
+    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny"]) == 2
+    assert f"error: port {cluster_with_busy_port} is in use" in capsys.readouterr().err
+
+
+def test_monitoring_off_needs_none_of_its_ports(cluster_with_busy_port):
+    group_vars = preflight.INVENTORIES / "busy" / "group_vars" / "all.yml"
+    group_vars.write_text(group_vars.read_text() + "  enabled: false\n")
+    assert cluster_with_busy_port not in preflight.cluster_ports("busy")
+    assert 9404 not in preflight.cluster_ports("busy") and 8020 in preflight.cluster_ports("busy")
+
+
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO)) for p in [
+    *INVENTORIES.glob("*/group_vars/all.yml"),
+    PLAYBOOKS / "roles" / "monitoring" / "defaults" / "main.yml",
+    PLAYBOOKS / "roles" / "hadoop" / "defaults" / "main.yml"]))
+def test_stdlib_yaml_subset_reads_the_ports_and_switches_as_pyyaml_does(path):
+    """Without PyYAML (a bare system python3) the preflight reads the same settings."""
+    text = (REPO / path).read_text()
+    simple, full = preflight.parse_simple_yaml(text), yaml.safe_load(text)
+    for key in ("spillway_cluster", "spillway_placement", "spillway_monitoring", "hadoop_ports",
+                "monitoring_defaults", "spillway_backends"):
+        if key in full and not str(full[key]).startswith("{{"):
+            assert simple[key] == full[key], key
