@@ -18,7 +18,7 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report compare test teardown venv workloads predict validate-model
+.PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -33,6 +33,7 @@ help: ## Show the targets and their variables
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
 	@echo "  make teardown [CLUSTER=$(CLUSTER)]  stop daemons, remove emulated disks, mounts and throttles"
+	@echo "  make monitor  [CLUSTER=$(CLUSTER)]  the Prometheus, Pushgateway (and Grafana) URLs of the provisioned cluster"
 	@echo
 	@echo "Clusters: $$(ls inventories | grep -v '\.' | tr '\n' ' ')"
 
@@ -82,3 +83,13 @@ test: setup ## unit tests on recorded outputs, then integration tests that run t
 teardown: venv
 	@$(CHECK)
 	@$(PLAY) playbooks/teardown.yml
+
+# The monitoring role writes the URLs on the controller (docs/monitoring.md); this reads them where that is this host.
+MONITORING_JSON := /var/lib/spillway/$(CLUSTER)/monitoring.json
+monitor: ## the monitoring URLs of the provisioned cluster
+	@test -f $(MONITORING_JSON) || { echo "error: cluster '$(CLUSTER)' has no monitoring here ($(MONITORING_JSON) is missing): provision it with 'make bench CLUSTER=$(CLUSTER)', or it runs with spillway_monitoring.enabled: false (docs/monitoring.md)" >&2; exit 2; }
+	@python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); \
+		print("Prometheus UI:  " + m["prometheus_url"] + "  (targets: " + m["prometheus_url"] + "/targets)"); \
+		print("Pushgateway:    " + m["pushgateway_url"]); \
+		print("Grafana:        " + (m["grafana_url"] or "not enabled (spillway_monitoring.grafana.enabled)")); \
+		[print("node_exporter:  " + url + "  (" + host + ")") for host, url in sorted(m["node_exporters"].items())]' $(MONITORING_JSON)
