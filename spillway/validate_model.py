@@ -128,7 +128,7 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
     others. Returns the printed text and one summary row per (profile, target, workload)."""
     from analysis.models import iomodel
 
-    bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs])
+    bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs], search_results=False)
     profile = [c for run in profile_runs for c in iomodel.configurations(run)]
     targets = [c for run in target_runs for c in iomodel.configurations(run)]
     lines, rows = [], []

@@ -23,7 +23,10 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     configs = iomodel.configurations(run_dir)
     if not configs:
         raise PredictError(f"{run_dir}: no measured workload run with Spark stages to fit the model on")
-    hdfs, local = iomodel.parse_target(to, iomodel.profile_map(load_manifest(run_dir)))
+    try:
+        hdfs, local = iomodel.parse_target(to, iomodel.profile_map(load_manifest(run_dir)))
+    except ValueError as error:
+        raise PredictError(str(error)) from None
     common_cores = Counter(c.cores for c in configs).most_common(1)[0][0]
     target = iomodel.Target(hdfs, local, cores or common_cores, nodes or configs[0].nodes)
     extra_dirs = [resolve_run_dir(r) for r in measured_runs]
