@@ -9,8 +9,10 @@ import pytest
 from analysis.parsers.blkparse import parse_blkparse, read_blkparse_events
 from analysis.parsers.blocktrace import COLUMNS, parse_blocktrace
 
-from conftest import TOOLS
+# Paths here, not from `conftest`: another folder's conftest.py may shadow that module name.
+from pathlib import Path
 
+TOOLS = Path(__file__).resolve().parents[2] / "fixtures" / "tools"
 RECORDED = TOOLS / "blkparse"
 TRACE_PIPE = RECORDED / "blk-issue-complete.trace_pipe.txt"
 TRACE_PIPE_ALL = RECORDED / "blk-all-actions.trace_pipe.txt"
