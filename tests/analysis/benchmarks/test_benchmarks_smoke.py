@@ -21,5 +21,6 @@ def test_eventlog_benchmark_prints_throughput_memory_and_speedup():
 
 
 def test_blocktrace_benchmark_prints_requests_per_second():
-    out = run("analysis.benchmarks.blocktrace", "--events", "20000")
-    assert re.search(r"[\d,]+ requests/s", out) and re.search(r"peak RSS +\d+ MB", out), out
+    out = run("analysis.benchmarks.blocktrace", "--events", "20000", "--text-events", "20000")
+    assert len(re.findall(r"[\d,]+ requests/s", out)) == 4 and re.search(r"peak RSS +\d+ MB", out), out
+    assert "blk tracer text:" in out, out

@@ -6,6 +6,7 @@ import time
 import numpy as np
 import pytest
 
+from analysis.benchmarks.blocktrace import shifted_copies
 from analysis.parsers.blkparse import parse_blkparse, read_blkparse_events
 from analysis.parsers.blocktrace import COLUMNS, parse_blocktrace
 
@@ -127,19 +128,11 @@ def test_blkparse_layout_format(tmp_path):
     assert np.allclose(requests["latency_s"], [0.0003, 0.0001, 0.0001])
 
 
-def shifted_copies(path, copies: int, span_s: float) -> str:
-    """The recorded lines `copies` times, each copy `span_s` later (a longer trace of the same I/O)."""
-    lines = path.read_text().splitlines(keepends=True)
-    stamp = re.compile(r"(?<= )(\d+\.\d+)(?=: )")
-    parts = [(line[:m.start()], float(m.group()), line[m.end():]) for line in lines if (m := stamp.search(line))]
-    return "".join(f"{head}{t + k * span_s:.6f}{tail}" for k in range(copies) for head, t, tail in parts)
-
-
 def test_parsing_is_vectorized(tmp_path):
     """Regression guard: the recorded trace_pipe as ~200k lines shifted in time. CPU time (the machine
     is shared); the floor only catches a fall back to per-line Python (~50k requests/CPU-s here)."""
     big = tmp_path / "big.trace_pipe.txt"
-    big.write_text(shifted_copies(TRACE_PIPE, 200_000 // 548, 1000.0))
+    big.write_text(shifted_copies(TRACE_PIPE, 200_000))
     start = time.process_time()
     requests = parse_blkparse(big)
     cpu_s = time.process_time() - start
