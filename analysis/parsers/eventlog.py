@@ -5,11 +5,11 @@ Accepted: a log file (plain, `.inprogress`, compressed `.lz4`/`.snappy`/`.zstd`,
 eventlog_codecs), a rolling-log folder `eventlog_v2_<app>/events_<n>_<app>[...]`, Spark 1.x's
 legacy folder (`EVENT_LOG_1` beside `SPARK_VERSION_*`), or a folder holding any of these.
 
-Speed: Spark writes `"Event"` as the first key, so each line's type is read from its prefix
-without decoding it. Task-end lines (nearly all of a large log's bytes) are decoded in bulk by
-Arrow's JSON reader with an explicit schema (only the fields used are materialized); the few
-other events of interest go through json.loads; the rest (task starts, metric updates...) are
-only counted. Event types Spark does not define are counted as unknown, lines that do not
+Speed: plain logs are memory-mapped and read in chunks of whole lines, each decoded in one msgspec
+call into typed structs (a union tagged by `"Event"`, the first key Spark writes): task ends
+(nearly all of a large log's bytes) materialize only the fields used, other known events only
+their keys of interest or nothing (counted). A chunk that does not decode whole is read line by
+line (json.loads where msgspec refuses a line). Event types Spark does not define are counted as unknown, lines that do not
 decode (a crash cut the last one, garbage) are skipped and counted: neither stops the parse.
 """
 from __future__ import annotations
