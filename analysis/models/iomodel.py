@@ -221,8 +221,9 @@ def stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
     return grouped.reset_index().sort_values(["app", "submitted_ms"], ignore_index=True)
 
 
-def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[str, str]) -> pd.DataFrame:
-    """Per stage row: device bytes and requests per role and direction (role -> device in `devices`)."""
+def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """Per stage row: device bytes and requests per role and direction, summed over hosts
+    ((host, role) -> that host's device of the role's backend in `devices`)."""
     out = rows.copy()
     for role in ROLES:
         for direction in DIRECTIONS:
@@ -230,11 +231,14 @@ def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[str, 
             out[f"{role}_{direction}_device_requests"] = 0.0
     if attributed.empty:
         return out
+    on_role = {role: pd.Series(False, index=attributed.index) for role in ROLES}
+    for (host, role), device in devices.items():
+        on_role[role] |= (attributed["host"] == host) & (attributed["device"] == device)
     for index, stage in out.iterrows():
-        mine = attributed[attributed["stage_index"].isin(stage["rows"])]
-        for role, device in devices.items():
+        mine = attributed["stage_index"].isin(stage["rows"])
+        for role in ROLES:
             for direction in DIRECTIONS:
-                hit = mine[(mine["device"] == device) & (mine["op"] == direction)]["bytes"]
+                hit = attributed.loc[mine & on_role[role] & (attributed["op"] == direction), "bytes"]
                 out.at[index, f"{role}_{direction}_device_bytes"] = float(hit.sum())
                 out.at[index, f"{role}_{direction}_device_requests"] = float(len(hit))
     return out
@@ -261,7 +265,7 @@ def configurations(run_dir: Path) -> list[Configuration]:
         traced = not requests.empty and (requests["workload_id"] == w.workload_id).any()
         attributed = metrics.attribute_requests_to_stages(requests[requests["workload_id"] == w.workload_id], mine) \
             if traced else pd.DataFrame()
-        devices = {role: device for role in ROLES for (host, device), backend in by_device.items()
+        devices = {(host, role): device for role in ROLES for (host, device), backend in by_device.items()
                    if backend == getattr(w, f"placement_{role}")}
         rows = _device_io(stage_rows(mine), attributed, devices)
         configs.append(Configuration(
