@@ -118,11 +118,6 @@ def execute(plan: Plan, results: Path) -> None:
 
 # ---------------------------------------------------------------- the comparison
 
-def _fmt(value, unit: str, digits: int = 2) -> str:
-    import pandas as pd
-    return "-" if value is None or pd.isna(value) else f"{value:.{digits}f} {unit}"
-
-
 def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Path]) -> tuple[str, list[dict]]:
     """Fit on the profile runs, predict every target configuration; then each target alone as the profile of the
     others. Returns the printed text and one summary row per (profile, target, workload)."""
@@ -146,8 +141,8 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
             lines.append(f"{'workload':<22} {'stage':<10} {'name':<40} {'predicted':>11} {'measured':>11} {'error':>9}  bound")
             for r in joined.to_dict("records"):
                 lines.append(f"{(r['workload'] + ' ' + r['sweep']).strip():<22} {'app %d s%d' % (r['app'], r['stage_id']):<10} "
-                             f"{str(r['name'])[:40]:<40} {_fmt(r['predicted_s'], 's'):>11} {_fmt(r['measured_s'], 's'):>11} "
-                             f"{_fmt(r['error_pct'], '%', 1):>9}  {r['bound']}")
+                             f"{str(r['name'])[:40]:<40} {iomodel.fmt(r['predicted_s'], 's'):>11} {iomodel.fmt(r['measured_s'], 's'):>11} "
+                             f"{iomodel.fmt(r['error_pct'], '%', 1):>9}  {r['bound']}")
             for app in summary.get("workloads", []):
                 rows.append({"profile": label, "target": target.label, **app,
                              "worst_stage_error_pct": float(joined[joined["workload"] == app["workload"]]["error_pct"]

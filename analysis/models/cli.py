@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pandas as pd
-
 from ..rundir import load_manifest, resolve_run_dir
 from . import iomodel
 
@@ -46,10 +44,6 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
             "summary": iomodel.error_summary(joined)}
 
 
-def _fmt(value, unit: str, digits: int = 2) -> str:
-    return "-" if value is None or pd.isna(value) else f"{value:.{digits}f} {unit}"
-
-
 def render_text(result: dict) -> str:
     target, stages, summary = result["target"], result["stages"], result["summary"]
     lines = [f"I/O-aware model prediction for {target.label} (P = executor cores per node, N = nodes)",
@@ -61,9 +55,9 @@ def render_text(result: dict) -> str:
     table = [header]
     for r in stages.to_dict("records"):
         table.append([f"{r['workload']} {r['sweep']}".strip(), f"app {r['app']} s{r['stage_id']}", str(r["name"])[:38],
-                      f"{r['tasks']} tasks", _fmt(r["t_scale_s"], "s"), _fmt(r["t_read_limit_s"], "s"),
-                      _fmt(r["t_write_limit_s"], "s"), _fmt(r["predicted_s"], "s"), r["bound"],
-                      _fmt(r.get("measured_s"), "s"), _fmt(r.get("error_pct"), "%", 1)])
+                      f"{r['tasks']} tasks", iomodel.fmt(r["t_scale_s"], "s"), iomodel.fmt(r["t_read_limit_s"], "s"),
+                      iomodel.fmt(r["t_write_limit_s"], "s"), iomodel.fmt(r["predicted_s"], "s"), r["bound"],
+                      iomodel.fmt(r.get("measured_s"), "s"), iomodel.fmt(r.get("error_pct"), "%", 1)])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in table]
     for app in summary.get("workloads", []):

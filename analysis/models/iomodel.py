@@ -50,6 +50,11 @@ UNTRACED_HDFS_REQUEST_BYTES = 1 << 20
 IO_BOUND_MARGIN = 0.10
 
 
+def fmt(value, unit: str, digits: int = 2) -> str:
+    """A number with its unit for tables and reports; `-` for none."""
+    return "-" if value is None or pd.isna(value) else f"{float(value):,.{digits}f} {unit}"
+
+
 # ---------------------------------------------------------------- the paper's formulas
 
 def shuffle_read_request_bytes(per_reducer_bytes: float, map_outputs: int) -> float:

@@ -5,13 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
 from . import bottleneck, iomodel
-
-
-def _fmt(value, unit: str, digits: int = 2) -> str:
-    return "-" if value is None or pd.isna(value) else f"{float(value):,.{digits}f} {unit}"
 
 
 def _same(a: iomodel.Configuration, b: iomodel.Configuration) -> bool:
@@ -42,18 +36,18 @@ def model_section(run_dir: Path) -> dict:
         for r in merged.to_dict("records"):
             resource = r.get("bottleneck")
             rows.append({"stage": f"app {r['app']} s{r['stage_id']}", "name": r["name"], "tasks": r["tasks"],
-                         "t_scale": _fmt(r["t_scale_s"], "s"), "read": _fmt(r["t_read_limit_s"], "s"),
-                         "write": _fmt(r["t_write_limit_s"], "s"), "predicted": _fmt(r["predicted_s"], "s"),
-                         "bound": r["bound"], "measured": _fmt(r["measured_s"], "s"),
-                         "error": _fmt(r["error_pct"], "%", 1),
-                         "ideal": " / ".join(_fmt(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
+                         "t_scale": iomodel.fmt(r["t_scale_s"], "s"), "read": iomodel.fmt(r["t_read_limit_s"], "s"),
+                         "write": iomodel.fmt(r["t_write_limit_s"], "s"), "predicted": iomodel.fmt(r["predicted_s"], "s"),
+                         "bound": r["bound"], "measured": iomodel.fmt(r["measured_s"], "s"),
+                         "error": iomodel.fmt(r["error_pct"], "%", 1),
+                         "ideal": " / ".join(iomodel.fmt(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
                          "bottleneck": resource if isinstance(resource, str) else "-",
-                         "without": _fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
+                         "without": iomodel.fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
         summary = iomodel.error_summary(joined)
         tables.append({"workload_id": config.workload_id, "configuration": config.label, "rows": rows,
                        "basis": ("predicted from " + "; ".join(sorted({c.label for c in others})))
                        if others else "in-sample: the run has no other configuration of this workload to predict it from",
-                       "median": _fmt(summary.get("median_abs_error_pct"), "%", 1),
-                       "worst": _fmt(summary.get("worst_stage_error_pct"), "%", 1),
+                       "median": iomodel.fmt(summary.get("median_abs_error_pct"), "%", 1),
+                       "worst": iomodel.fmt(summary.get("worst_stage_error_pct"), "%", 1),
                        "sources": sorted({p["bandwidth_source"] for paths in joined["io_paths"] for p in paths})})
     return {"tables": tables, "note": ""}
