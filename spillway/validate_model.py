@@ -20,6 +20,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from spillway import RESULTS
 from spillway import inventory as inventory_mod
 from spillway import workloads as workloads_mod
 from spillway.runner import parse_cores, placements
@@ -110,10 +111,14 @@ def execute(plan: Plan, results: Path) -> None:
         before = _runs_of(plan.cluster, results)
         code = subprocess.call(step.argv(plan.cluster, plan.scale, plan.repeat), cwd=REPO)
         created = sorted(_runs_of(plan.cluster, results) - before)
-        if code != 0 or not created:
-            raise RuntimeError(f"bench '{step.label}' failed (exit {code}); runs so far: "
+        if not created:
+            raise RuntimeError(f"bench '{step.label}' made no run directory (exit {code}); runs so far: "
                                + ", ".join(str(s.run_dir) for s in plan.steps if s.run_dir))
         step.run_dir = created[-1]
+        if code != 0:
+            # failed and invalid workload runs never enter the fit or the comparison (measured runs only)
+            print(f"   warning: bench '{step.label}' did not complete (exit {code}): its failed runs are left out; "
+                  f"see {step.run_dir}/report.html", flush=True)
 
 
 # ---------------------------------------------------------------- the comparison
@@ -184,7 +189,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.rundir import RESULTS_DIR, resolve_run_dir
+    from analysis.rundir import resolve_run_dir
 
     if args.profile_runs:
         resolve = lambda text: [resolve_run_dir(r) for r in workloads_mod.parse_list(text, ())]  # noqa: E731
@@ -196,7 +201,7 @@ def run(args: argparse.Namespace) -> int:
     print(describe(plan))
     if args.dry_run:
         return 0
-    execute(plan, RESULTS_DIR)
+    execute(plan, RESULTS)   # where the bench writes its runs
     runs = {role: [s.run_dir for s in plan.steps if s.role == role] for role in ("fio", "profile", "target")}
     text, _ = compare(runs["profile"], runs["target"], runs["fio"])
     print(text)
