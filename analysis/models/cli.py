@@ -68,8 +68,9 @@ def render_text(result: dict) -> str:
         lines.append(f"all stages: median |error| {summary['median_abs_error_pct']:.1f} %, worst "
                      f"{summary['worst_stage_error_pct']:+.1f} % ({summary['worst_stage']})")
     else:
-        total = stages["predicted_s"].sum() if len(stages) else 0.0
-        lines.append(f"predicted sum of stage times: {total:.2f} s (no measured run of this configuration to compare)")
+        for (workload, sweep), group in stages.groupby(["workload", "sweep"], sort=False):
+            lines.append(f"{workload} {sweep}".strip() + f": predicted sum of stage times {group['predicted_s'].sum():.2f} s")
+        lines.append("no measured run of this configuration to compare with (--measured RUN adds runs)")
     return "\n".join(lines)
 
 

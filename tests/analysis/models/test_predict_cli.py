@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -65,6 +66,11 @@ def test_other_cores_and_nodes_and_bad_targets(results):
     out = json.loads(done.stdout)
     assert out["target"]["executor_cores_per_node"] == 1 and out["target"]["nodes"] == 4
     assert "measured_s" in out["stages"][0] and out["errors"] == {"stages_compared": 0}
+    text = _predict(results, "20261121-210201-hdd", "--to", "ssd", "--cores", "1").stdout
+    # columns t_scale, read limit, write limit, predicted: the fourth number in seconds
+    total = sum(float(re.findall(r"(\d+\.\d+) s\b", line)[3]) for line in text.splitlines()
+                if line.startswith("terasort  app 1 s"))
+    assert f"terasort: predicted sum of stage times {total:.2f} s" in text
     bad = _predict(results, "20261121-210201-hdd", "--to", "floppy")
     assert bad.returncode == 2 and "floppy" in bad.stderr
     wrong = _predict(results, "20261121-210201-hdd", "--to", "hdfs=hdd")
