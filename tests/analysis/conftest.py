@@ -77,3 +77,10 @@ MANIFEST = """{
   ]
 }
 """
+
+
+@pytest.fixture(scope="session")
+def bandwidths():
+    """fio curves of the recorded sweep (hdd, ssd); nvme falls back to its profile caps (model tests)."""
+    from analysis.models import iomodel
+    return iomodel.bandwidths_for([FIXTURES / "runs" / "fio-sweep"], search_results=False)
