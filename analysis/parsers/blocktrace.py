@@ -42,31 +42,20 @@ def read_header(path: Path) -> dict[str, str]:
     return meta
 
 
-def read_events(path: Path) -> pd.DataFrame:
-    """The raw events (time_s, device, action, rwbs, sector, bytes, comm); device, action, rwbs as categories.
-    Read by Arrow's multithreaded CSV reader: the whole file in one native call."""
-    skip = 1 if read_header(path) else 0
-    table = pacsv.read_csv(
-        path,
-        read_options=pacsv.ReadOptions(skip_rows=skip),
-        parse_options=pacsv.ParseOptions(delimiter="\t", invalid_row_handler=lambda _row: "skip"),
-        convert_options=pacsv.ConvertOptions(column_types=_ARROW_TYPES, strings_can_be_null=False),
-    )
-    frame = table.to_pandas()
-    for column in ("device", "action", "rwbs"):
-        frame[column] = frame[column].astype("category")
-    return frame
+def _op_kinds(rwbs_values: pd.Index) -> tuple[pd.Index, np.ndarray]:
+    """The op names (sorted, `other` among them) and, per rwbs value, its op's code; one more
+    entry at the end, `other`, for a missing rwbs (code -1). The first of R, W, D, N decides: a
+    leading F is a preflush attribute, N a data-less request. Computed on the few distinct values."""
+    kinds = pd.Series(rwbs_values.astype(str)).str.lstrip("F").str[:1].map(_OPS).fillna("other")
+    names = pd.Index(sorted(set(kinds) | {"other"}))
+    return names, np.append(names.get_indexer(kinds), names.get_loc("other"))
 
 
 def op_of_rwbs(rwbs: pd.Series) -> pd.Series:
-    """read/write/discard/flush from the kernel's rwbs string (`R`, `WS`, `FWFS`, `FN`, `DS`...).
-    The first of R, W, D, N decides: a leading F is a preflush attribute, N a data-less request.
-    Computed on the few distinct rwbs values, then spread by category code (no per-row Python)."""
+    """read/write/discard/flush from the kernel's rwbs string (`R`, `WS`, `FWFS`, `FN`, `DS`...),
+    spread to the rows by category code (no per-row Python)."""
     categories = rwbs.astype("category")
-    distinct = pd.Series(categories.cat.categories.astype(str))
-    kinds = distinct.str.lstrip("F").str[:1].map(_OPS).fillna("other")
-    names = pd.Index(sorted(set(kinds) | {"other"}))
-    kind_codes = np.append(names.get_indexer(kinds), names.get_loc("other"))  # code -1 (missing) -> other
+    names, kind_codes = _op_kinds(categories.cat.categories)
     return pd.Series(pd.Categorical.from_codes(kind_codes[categories.cat.codes.to_numpy()], categories=names),
                      index=rwbs.index)
 
@@ -74,20 +63,20 @@ def op_of_rwbs(rwbs: pd.Series) -> pd.Series:
 def _time_order(time_s: np.ndarray) -> np.ndarray | None:
     """Row order by time (stable), or None when the rows are in time order already (traces come
     out of the collector so): no sort of millions of rows then."""
-    if len(time_s) < 2 or bool((time_s[1:] >= time_s[:-1]).all()):
+    if len(time_s) < 2 or not bool((time_s[1:] < time_s[:-1]).any()):
         return None
     return np.argsort(time_s, kind="stable")
 
 
-def _order_by_key_then_time(device: np.ndarray, op: np.ndarray, sector: np.ndarray,
+def _ranks_by_key_then_time(device: np.ndarray, op: np.ndarray, sector: np.ndarray,
                             by_time: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Row order sorted by (device, op, sector), then time; and the sorted (device, op, sector) key.
-    `by_time` is the row order by time, None when the rows are in time order already.
+    """The events' time ranks (position in time order) sorted by (device, op, sector), then time;
+    and the sorted key. `by_time` is the row order by time, None when the rows are in time order.
 
-    Fast path: pack the key and each row's rank in time order into one uint64 and sort the
-    values in place (a SIMD sort, ~10x faster than a stable argsort); the low bits give the row
-    back. Arrays are updated in place: on a VM, fresh memory costs as much as the sorting.
-    Falls back to lexsort when the bits do not fit (huge devices and traces)."""
+    Fast path: pack the key and each row's time rank into one uint64 and sort the values in
+    place (a SIMD sort, ~10x faster than a stable argsort); the low bits give the rank back.
+    Arrays are updated in place: on a VM, fresh memory costs as much as the sorting.
+    Falls back to a stable argsort when the bits do not fit (huge devices and traces)."""
     n = len(sector)
     rank_bits = max(1, int(n - 1).bit_length())
     sector_bits = max(1, int(sector.max() + 1).bit_length())
@@ -99,74 +88,151 @@ def _order_by_key_then_time(device: np.ndarray, op: np.ndarray, sector: np.ndarr
         packed |= op.astype(np.uint64, copy=False)
         packed <<= np.uint64(sector_bits)
         packed |= (sector + 1).view(np.uint64)
-        packed <<= np.uint64(rank_bits)
-        if by_time is None:
-            packed |= np.arange(n, dtype=np.uint64)
-        else:
-            rank = np.empty(n, dtype=np.uint64)
-            rank[by_time] = np.arange(n, dtype=np.uint64)
-            packed |= rank
-            del rank
-        packed.sort()
-        order = (packed & np.uint64((1 << rank_bits) - 1)).view(np.int64)
         if by_time is not None:
-            order = by_time[order]
+            packed = packed[by_time]
+        packed <<= np.uint64(rank_bits)
+        packed |= np.arange(n, dtype=np.uint64)
+        packed.sort()
+        ranks = (packed & np.uint64((1 << rank_bits) - 1)).view(np.int64)
         packed >>= np.uint64(rank_bits)
-        return order, packed
+        return ranks, packed
     key = (device << 56) | (op << 48) | (sector + 1)    # 48 bits of sector: 128 PiB devices
-    order = np.lexsort((np.arange(n) if by_time is None else np.argsort(by_time), key))
-    return order, key[order]
+    if by_time is not None:
+        key = key[by_time]
+    ranks = np.argsort(key, kind="stable")
+    return ranks, key[ranks]
 
 
-def pair_requests(events: pd.DataFrame) -> pd.DataFrame:
-    """One row per issued request with its completion time and latency (columns COLUMNS)."""
-    if events.empty:
-        return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS})
-    op = op_of_rwbs(events["rwbs"])
-    op_codes = op.cat.codes.to_numpy(np.int64)
-    flush_code = list(op.cat.categories).index("flush") if "flush" in op.cat.categories else -2
-    # Flushes have no sector: the kernel prints 0 on issue and 2^64-1 on completion; both become -1.
-    sector = np.where(op_codes == flush_code, -1, events["sector"].to_numpy(np.uint64).view(np.int64))
-    is_issue = (events["action"].cat.codes == list(events["action"].cat.categories).index("D")).to_numpy() \
-        if "D" in list(events["action"].cat.categories) else np.zeros(len(events), dtype=bool)
-    time_s = events["time_s"].to_numpy(np.float64)
-    device_codes = events["device"].cat.codes.to_numpy(np.int64)
+def _match(time_s: np.ndarray, is_issue: np.ndarray, device: np.ndarray, op: np.ndarray,
+           sector: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each request's issue row (in time order, file order for equal times), its completion row
+    (-1 when none) and whether it was redispatched. An issue pairs with the next event of the same
+    (device, op, sector) when that one is a completion."""
+    n = len(time_s)
     by_time = _time_order(time_s)
-    order, key_s = _order_by_key_then_time(device_codes, op_codes, sector, by_time)
-    iss_s = is_issue[order]
-    next_same = np.zeros(len(order), dtype=bool)
-    next_same[:-1] = key_s[1:] == key_s[:-1]
-    next_is_issue = np.zeros(len(order), dtype=bool)
-    next_is_issue[:-1] = iss_s[1:]
+    ranks, key = _ranks_by_key_then_time(device, op, sector, by_time)
+    issue = is_issue[ranks] if by_time is None else is_issue[by_time][ranks]
+    same_as_next = np.zeros(n, dtype=bool)
+    np.equal(key[1:], key[:-1], out=same_as_next[:-1])
+    del key
+    next_is_issue = np.zeros(n, dtype=bool)
+    next_is_issue[:-1] = issue[1:]
     # A request the driver sent back (queue full) is dispatched again: two D of the same key
     # before one C. The last dispatch is the one the device served; earlier ones are dropped and
     # the kept one is flagged `redispatched`.
-    superseded = iss_s & next_same & next_is_issue
-    previous_superseded = np.zeros(len(order), dtype=bool)
-    previous_superseded[1:] = superseded[:-1]
-    kept = iss_s & ~superseded
-    # Back to time order (stable: file order for equal times) by scattering the kept issues to
-    # their rows: linear, where sorting them again would cost a second sort.
-    completion_of = np.full(len(order), -1, dtype=np.int64)
-    completion_of[order[kept]] = np.where(next_same & ~next_is_issue, np.roll(order, -1), -1)[kept]
-    is_kept = np.zeros(len(order), dtype=bool)
-    is_kept[order[kept]] = True
-    redispatched_of = np.zeros(len(order), dtype=bool)
-    redispatched_of[order[kept]] = previous_superseded[kept]
-    issue_rows = np.flatnonzero(is_kept) if by_time is None else by_time[is_kept[by_time]]
-    completion_rows, redispatched = completion_of[issue_rows], redispatched_of[issue_rows]
-    issue_time = time_s[issue_rows]
-    complete_time = np.where(completion_rows >= 0, time_s[np.maximum(completion_rows, 0)], np.nan)
-    out = events[["device", "rwbs", "bytes", "comm"]].take(issue_rows).reset_index(drop=True)
-    out.insert(1, "issue_time_s", issue_time)
-    out.insert(2, "complete_time_s", complete_time)
-    out.insert(3, "latency_s", complete_time - issue_time)
-    out.insert(4, "op", op.take(issue_rows).reset_index(drop=True))
-    out.insert(6, "sector", sector[issue_rows])
-    out["redispatched"] = redispatched
-    return out[COLUMNS]
+    superseded = issue & same_as_next & next_is_issue
+    kept = np.flatnonzero(issue & ~superseded)              # positions in key order
+    completed = same_as_next[kept] & ~next_is_issue[kept]
+    completion_rank = np.where(completed, ranks[np.minimum(kept + 1, n - 1)], -1)
+    redispatched = superseded[np.maximum(kept - 1, 0)] & (kept > 0)
+    # Back to time order without a second sort: a rank is its own sorted position, so mark the
+    # kept ranks and read them back in order; each one's slot gives its completion and flag.
+    issue_rank = ranks[kept]
+    del ranks, superseded, same_as_next, next_is_issue, issue
+    slot = np.empty(n, dtype=np.int64)
+    slot[issue_rank] = np.arange(len(kept))
+    marked = np.zeros(n, dtype=bool)
+    marked[issue_rank] = True
+    issue_rank = np.flatnonzero(marked)
+    slot = slot[issue_rank]
+    completion_rank, redispatched = completion_rank[slot], redispatched[slot]
+    if by_time is None:
+        return issue_rank, completion_rank, redispatched
+    completion_row = np.where(completion_rank >= 0, by_time[np.maximum(completion_rank, 0)], -1)
+    return by_time[issue_rank], completion_row, redispatched
+
+
+def _requests_frame(rows: np.ndarray, completion_rows: np.ndarray, redispatched: np.ndarray,
+                    time_s: np.ndarray, device: tuple[np.ndarray, pd.Index], rwbs: tuple[np.ndarray, pd.Index],
+                    op: tuple[np.ndarray, pd.Index], sector: np.ndarray, size_bytes: np.ndarray,
+                    comm: pd.Series) -> pd.DataFrame:
+    """The request table (COLUMNS) of the issue `rows`; categorical columns given as (codes, categories)
+    of every event, `comm` already taken at `rows`."""
+    issue_time = time_s[rows]
+    complete_time = time_s[np.maximum(completion_rows, 0)]
+    complete_time[completion_rows < 0] = np.nan
+    latency = complete_time - issue_time
+    columns = {"device": device, "issue_time_s": issue_time, "complete_time_s": complete_time,
+               "latency_s": latency, "op": op, "rwbs": rwbs, "sector": sector[rows], "bytes": size_bytes[rows],
+               "comm": comm, "redispatched": redispatched}
+    for name in ("device", "op", "rwbs"):
+        codes, categories = columns[name]
+        columns[name] = pd.Categorical.from_codes(codes[rows], categories=categories, validate=False)
+    return pd.DataFrame(columns, copy=False)
+
+
+def _sector_of(sector: np.ndarray, op_codes: np.ndarray, ops: pd.Index) -> np.ndarray:
+    """Sectors as int64, -1 for flushes: the kernel prints 0 on issue and 2^64-1 on completion."""
+    sector = sector.view(np.int64)
+    if "flush" in ops:
+        sector = np.where(op_codes == ops.get_loc("flush"), -1, sector)
+    return sector
+
+
+def pair_requests(events: pd.DataFrame) -> pd.DataFrame:
+    """One row per issued request with its completion time and latency (columns COLUMNS), from
+    events as read_events gives them."""
+    if events.empty:
+        return pd.DataFrame({c: pd.Series(dtype="float64") for c in COLUMNS})
+    rwbs = events["rwbs"].astype("category")
+    ops, kind_codes = _op_kinds(rwbs.cat.categories)
+    rwbs_codes = rwbs.cat.codes.to_numpy()
+    op_codes = kind_codes[rwbs_codes]
+    sector = _sector_of(events["sector"].to_numpy(np.uint64), op_codes, ops)
+    action = events["action"].astype("category")
+    is_issue = (action.cat.codes == action.cat.categories.get_loc("D")).to_numpy() \
+        if "D" in action.cat.categories else np.zeros(len(events), dtype=bool)
+    device = events["device"].astype("category")
+    device_codes = device.cat.codes.to_numpy()
+    time_s = events["time_s"].to_numpy(np.float64)
+    rows, completion_rows, redispatched = _match(time_s, is_issue, device_codes.astype(np.int64), op_codes, sector)
+    return _requests_frame(rows, completion_rows, redispatched, time_s, (device_codes, device.cat.categories),
+                           (rwbs_codes, rwbs.cat.categories), (op_codes, ops), sector,
+                           events["bytes"].to_numpy(np.int64), events["comm"].take(rows).reset_index(drop=True))
+
+
+def _read_table(path: Path) -> pa.Table:
+    skip = 1 if read_header(path) else 0
+    return pacsv.read_csv(
+        path,
+        read_options=pacsv.ReadOptions(skip_rows=skip),
+        parse_options=pacsv.ParseOptions(delimiter="\t", invalid_row_handler=lambda _row: "skip"),
+        convert_options=pacsv.ConvertOptions(column_types=_ARROW_TYPES, strings_can_be_null=False),
+    )
+
+
+def _dictionary_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pd.Index]:
+    """Codes and categories of a dictionary column whose chunks share one dictionary."""
+    if column.num_chunks == 0:
+        return np.empty(0, dtype=np.int32), pd.Index([], dtype=str)
+    codes = np.concatenate([chunk.indices.to_numpy() for chunk in column.chunks])
+    return codes, pd.Index(column.chunk(0).dictionary.to_pandas())
+
+
+def read_events(path: Path) -> pd.DataFrame:
+    """The raw events (time_s, device, action, rwbs, sector, bytes, comm); device, action, rwbs as categories.
+    Read by Arrow's multithreaded CSV reader: the whole file in one native call."""
+    frame = _read_table(path).to_pandas()
+    for column in ("device", "action", "rwbs"):
+        frame[column] = frame[column].astype("category")
+    return frame
 
 
 def parse_blocktrace(path: Path) -> pd.DataFrame:
-    """Requests of one blocktrace.tsv (see pair_requests)."""
-    return pair_requests(read_events(path))
+    """Requests of one blocktrace.tsv (see pair_requests), computed on the Arrow columns as read:
+    no events frame (that would copy every column and box every task name)."""
+    table = _read_table(path).unify_dictionaries()
+    if table.num_rows == 0:
+        return pair_requests(read_events(path))
+    device_codes, devices = _dictionary_codes(table.column("device"))
+    rwbs_codes, rwbs_values = _dictionary_codes(table.column("rwbs"))
+    action_codes, actions = _dictionary_codes(table.column("action"))
+    ops, kind_codes = _op_kinds(rwbs_values)
+    op_codes = kind_codes[rwbs_codes]
+    sector = _sector_of(table.column("sector").to_numpy(), op_codes, ops)
+    is_issue = action_codes == actions.get_loc("D") if "D" in actions else np.zeros(table.num_rows, dtype=bool)
+    time_s = table.column("time_s").to_numpy()
+    rows, completion_rows, redispatched = _match(time_s, is_issue, device_codes.astype(np.int64), op_codes, sector)
+    comm = table.column("comm").take(rows).to_pandas()
+    return _requests_frame(rows, completion_rows, redispatched, time_s, (device_codes, devices),
+                           (rwbs_codes, rwbs_values), (op_codes, ops), sector, table.column("bytes").to_numpy(), comm)

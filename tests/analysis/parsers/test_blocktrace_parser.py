@@ -4,7 +4,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from analysis.parsers.blocktrace import pair_requests, read_events, read_header
+from analysis.parsers.blocktrace import pair_requests, parse_blocktrace, read_events, read_header
 import pytest
 
 from conftest import FIXTURES, TOOLS
@@ -60,3 +60,19 @@ def test_parsing_is_vectorized(tmp_path):
     assert rate >= 200_000, f"{len(requests)} requests took {cpu_s:.2f} CPU s"
     assert len(requests) == repeat * len(pair_requests(events))
     assert np.isfinite(requests["latency_s"]).all()
+
+
+@pytest.mark.parametrize("shuffled", [False, True], ids=["time-ordered", "shuffled"])
+def test_table_read_path_equals_events_frame_path(tmp_path, shuffled):
+    """parse_blocktrace pairs on the Arrow columns as read; pair_requests on an events frame (the
+    blkparse text forms). Same table, also when the rows are out of time order (the sort path)."""
+    events = read_events(OWN)
+    if shuffled:
+        events = events.iloc[np.random.default_rng(7).permutation(len(events))].reset_index(drop=True)
+    path = tmp_path / "blocktrace.tsv"
+    with open(path, "w") as out:
+        out.write(OWN.read_text().split("\n", 1)[0] + "\n")
+        events.to_csv(out, sep="\t", index=False, float_format="%.6f")
+    from_file = parse_blocktrace(path)
+    pd.testing.assert_frame_equal(from_file, pair_requests(read_events(path)))
+    assert len(from_file) == len(pair_requests(read_events(OWN))) and from_file["issue_time_s"].is_monotonic_increasing
