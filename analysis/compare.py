@@ -19,7 +19,7 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from . import metrics
 from .parsers.manifest import workloads_table
-from .report import TEMPLATE_DIR, _MB, _num, _png, _spread_cell
+from .report import TEMPLATE_DIR, _MB, _num, _png, _spread_cell, offset_panel
 from .rundir import RESULTS_DIR, load_manifest, resolve_run_dir
 from .tables import TABLE_NAMES, build_tables, read_tables
 
@@ -401,6 +401,27 @@ def request_size_figures(runs: list[Run]) -> list[dict]:
     return figures
 
 
+def offset_figures(runs: list[Run]) -> list[dict]:
+    """Per workload run id: request offsets over time (NVMe paper Fig. 8), one row of device panels per
+    run, each from that run's own first request."""
+    figures = []
+    for workload_id, rows in _by_workload(runs, [metrics.request_offsets(r.tables["block_requests"]) for r in runs]):
+        width = max(len(o.groupby(["host", "device"])) for _, o in rows)
+        fig, axes = plt.subplots(len(rows), width, figsize=(5.5 * width, 3.6 * len(rows)), squeeze=False)
+        for line, (run, offsets) in enumerate(rows):
+            names = _device_names(run)
+            t0 = offsets["issue_time_s"].min()
+            panels = list(offsets.groupby(["host", "device"], observed=True))
+            for col, ((host, device), panel) in enumerate(panels):
+                offset_panel(axes[line][col], panel, t0, f"{run.label}: {names.get((host, device), device)} on {host}")
+            for col in range(len(panels), width):
+                axes[line][col].axis("off")
+        figures.append(_workload_figure(fig, f"block request offsets over time during {workload_id}, per run "
+                                             "and device (a fixed random sample when large)",
+                                        workload_id, [r for r, _ in rows]))
+    return figures
+
+
 def throughput_figures(runs: list[Run]) -> list[dict]:
     """Per workload run id: device throughput over time, one panel per run on the same scales, each from
     that run's own first sample or stage, stages shaded."""
@@ -612,7 +633,8 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
         "differences": differed.to_dict("records"), "agreed": agreed,
         "fio_png": fio_figure(series, ratios, fio_baseline, runs), "fio_baseline": fio_baseline,
         "fio_ratio_rows": _fio_ratio_rows(ratios),
-        "size_figures": request_size_figures(runs), "throughput_figures": throughput_figures(runs),
+        "size_figures": request_size_figures(runs), "offset_figures": offset_figures(runs),
+        "throughput_figures": throughput_figures(runs),
         "io_rows": _io_rows(throughput) if not throughput.empty else [],
         "throughput_png": _bar_figure(throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
                                       "cluster throughput = result size / run-step time, median", runs)

@@ -162,9 +162,23 @@ def _app_rate_panel(ax, rate: pd.DataFrame, t0: float) -> None:
     ax.set_title("Spark stages' input, output, shuffle read and write, each spread evenly over its stage", fontsize=9)
 
 
+def offset_panel(ax, panel: pd.DataFrame, t0: float, title: str) -> None:
+    """One device's request offsets over time (NVMe paper Fig. 8), reads and writes colored."""
+    for op, color in (("read", "tab:blue"), ("write", "tab:orange")):
+        points = panel[panel["op"] == op]
+        # sparse traces (a few hundred requests) need larger dots to be seen at all
+        ax.scatter(points["issue_time_s"] - t0, points["offset_bytes"] / 2**30, s=2 if len(panel) > 5000 else 8,
+                   color=color, label=f"{op} ({len(points):,})", rasterized=True, linewidths=0)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(f"time since {_utc(t0)} (s)")
+    ax.set_ylabel("offset (GiB from device start)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, markerscale=4)
+
+
 def offset_figures(requests: pd.DataFrame, device_backends: dict, run_id: str) -> list[dict]:
     """Where on each device requests landed over time (NVMe paper Fig. 8): one figure per workload,
-    one panel per device, reads and writes colored."""
+    one panel per device."""
     offsets = metrics.request_offsets(requests)
     figures = []
     totals = metrics.data_requests(requests).groupby("workload_id", observed=True).size()
@@ -173,18 +187,8 @@ def offset_figures(requests: pd.DataFrame, device_backends: dict, run_id: str) -
         t0 = per_workload["issue_time_s"].min()
         fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 3.8), squeeze=False, sharex=True)
         for ax, ((host, device), panel) in zip(axes[0], panels):
-            for op, color in (("read", "tab:blue"), ("write", "tab:orange")):
-                points = panel[panel["op"] == op]
-                # sparse traces (a few hundred requests) need larger dots to be seen at all
-                ax.scatter(points["issue_time_s"] - t0, points["offset_bytes"] / 2**30, s=2 if len(panel) > 5000 else 8,
-                           color=color,
-                           label=f"{op} ({len(points):,})", rasterized=True, linewidths=0)
             backend = device_backends.get((host, device))
-            ax.set_title(f"{device}" + (f" ({backend})" if backend else "") + f" on {host}", fontsize=9)
-            ax.set_xlabel(f"time since {_utc(t0)} (s)")
-            ax.set_ylabel("offset (GiB from device start)")
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7, markerscale=4)
+            offset_panel(ax, panel, t0, f"{device}" + (f" ({backend})" if backend else "") + f" on {host}")
         fig.suptitle(f"block request offsets over time during {workload_id} — run {run_id}")
         fig.tight_layout()
         _stamp(fig, run_id)

@@ -94,6 +94,7 @@ def test_figures_name_their_runs(two_runs, tmp_path):
     assert any(a.startswith("fio bandwidth, IOPS and ratio") for a in alts)
     assert any(a.startswith("throughput during spark-tiny, runs") for a in alts)
     assert any(a.startswith("request sizes during fio-sweep") for a in alts)
+    assert any(a.startswith("request offsets during fio-sweep") for a in alts)
     assert all(all(p.name in a for p in two_runs) for a in alts)
 
 
