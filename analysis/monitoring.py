@@ -2,6 +2,8 @@
 redrawn offline from the run directory."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import matplotlib
 
 matplotlib.use("Agg")  # no display on the hosts; must precede pyplot
@@ -49,7 +51,8 @@ def backend_throughput_figure(series: pd.DataFrame, workloads: pd.DataFrame, run
         ax.axvspan(run.start_time_s - t0, run.end_time_s - t0, alpha=0.08 if index % 2 else 0.16, color=color)
         ax.text(run.start_time_s - t0, top * (0.97 - 0.07 * (index % 3)), f" {run.workload_id}", fontsize=7,
                 color="tab:red" if color == "tab:red" else "0.2", va="top")
-    ax.set_xlabel(f"time since {t0:.0f} (epoch s), s")
+    started = datetime.fromtimestamp(t0, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    ax.set_xlabel(f"time since {started} (s)")
     ax.set_ylabel("device throughput (MB/s)")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))

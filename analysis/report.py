@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
-from . import metrics  # noqa: E402
+from . import metrics, monitoring  # noqa: E402
 from .parsers.manifest import missing_keys  # noqa: E402
 from .rundir import load_manifest  # noqa: E402
 from .tables import read_tables  # noqa: E402
@@ -447,6 +447,15 @@ def _model_section(run_dir: Path) -> dict:
         return {"tables": [], "note": f"the model could not be evaluated: {type(error).__name__}: {error}"}
 
 
+def _monitoring_png(tables: dict[str, pd.DataFrame], run_id: str) -> str | None:
+    """Device throughput per backend from the run's Prometheus archive (what the live dashboard showed)."""
+    fig = monitoring.backend_throughput_figure(tables["prometheus_series"], tables["workloads"], run_id)
+    if fig is None:
+        return None
+    _stamp(fig, run_id)
+    return _png(fig)
+
+
 def build_context(run_dir: Path) -> dict:
     manifest = load_manifest(run_dir)
     tables = read_tables(run_dir)
@@ -487,6 +496,7 @@ def build_context(run_dir: Path) -> dict:
         "stage_request_tables": _stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
         "shuffle_model_rows": _shuffle_model_rows(model, backends),
         "offset_figures": offset_figures(requests, backends, run_id),
+        "monitoring_png": _monitoring_png(tables, run_id),
         "sources": tables["sources"].to_dict("records"),
         "model": _model_section(run_dir),
     }

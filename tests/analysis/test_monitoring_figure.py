@@ -54,3 +54,16 @@ def test_no_archive_no_figure(tmp_path):
     (tmp_path / "run" / "raw").mkdir(parents=True)
     tables = build_tables(tmp_path / "run")
     assert backend_throughput_figure(tables["prometheus_series"], tables["workloads"], "run") is None
+
+
+def test_report_shows_the_archived_throughput_and_says_when_there_is_none(tmp_path):
+    from analysis.report import write_report
+    tables_of(tmp_path, {"fio-vda": "ok"})
+    html = write_report(tmp_path / "run").read_text()
+    section = html[html.index('id="monitoring"'):html.index('id="model"')]
+    assert '<img alt="Prometheus throughput per backend, run run"' in section
+    (tmp_path / "run" / "raw" / "prometheus" / "fio-vda.json").unlink()
+    shutil.rmtree(tmp_path / "run" / "tables")
+    html = write_report(tmp_path / "run").read_text()
+    section = html[html.index('id="monitoring"'):html.index('id="model"')]
+    assert "<img" not in section and "No Prometheus archive in this run" in section
