@@ -11,11 +11,12 @@ def cmd_bench(args):
     from spillway.runner import DEFAULT_WORKLOADS, Bench
     names = workloads.parse_list(args.workloads, DEFAULT_WORKLOADS)
     warmup = {"": None, "0": False, "1": True}.get(args.warmup)
-    if args.warmup not in ("", "0", "1") or args.drop_caches not in ("", "0", "1"):
-        raise WorkloadError("WARMUP and DROP_CACHES take 0 or 1")
+    if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
+        raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")
     return Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
                  placement=args.placement, backends=args.backends, warmup=warmup,
-                 drop_caches=args.drop_caches == "1").execute()
+                 drop_caches=args.drop_caches == "1",
+                 monitoring={"": None, "0": False, "1": True}[args.monitoring]).execute()
 
 
 def cmd_validate(args):
@@ -45,6 +46,8 @@ def main(argv=None):
     bench.add_argument("--repeat", type=int, default=1, help="measured repetitions of each workload run")
     bench.add_argument("--warmup", default="", help="1/0: a discarded warm-up run first (default: 1 when repeat > 1)")
     bench.add_argument("--drop-caches", default="", help="1: drop the workers' page cache before every run")
+    bench.add_argument("--monitoring", default="", help="1/0: Prometheus and exporters on/off for this bench "
+                                                        "(default: the inventory's spillway_monitoring.enabled)")
     bench.add_argument("--params", default="", help="'name=value workload.name=value ...' parameter overrides")
     bench.add_argument("--cores", default="", help="executor cores per node, a list sweeps: '1,2'")
     bench.add_argument("--placement", default="",

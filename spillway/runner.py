@@ -115,7 +115,7 @@ def parse_cores(text):
 
 class Bench:
     def __init__(self, cluster, workload_names, scale, repeat, params="", cores="", placement="",
-                 backends="", warmup=None, drop_caches=False):
+                 backends="", warmup=None, drop_caches=False, monitoring=None):
         # All validation first: nothing is touched before the inventory and workloads are known good.
         self.inventory = inventory_mod.load(cluster)
         self.scale = scale
@@ -126,6 +126,13 @@ class Bench:
         # are several, so the first one does not pay for cold caches and JIT alone).
         self.warmup = repeat > 1 if warmup is None else warmup
         self.drop_caches = drop_caches
+        # MONITORING=0/1 beats the inventory for this bench (e.g. to measure the monitoring's own overhead);
+        # every playbook and the bench's own Prometheus client see the same settings.
+        self.monitoring_override = None
+        if monitoring is not None:
+            self.monitoring_override = {**(self.inventory.variables.get("spillway_monitoring") or {}),
+                                        "enabled": bool(monitoring)}
+            self.inventory.variables["spillway_monitoring"] = self.monitoring_override
         self.placements = placements(self.inventory, placement, backends)
         self.cores = parse_cores(cores)
         chosen = [workloads_mod.load(name) for name in workload_names]
@@ -168,6 +175,8 @@ class Bench:
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
         if self.placement:  # extra vars beat group_vars: every playbook sees the placement being measured
             extra["spillway_placement"] = self.placement
+        if self.monitoring_override is not None:
+            extra["spillway_monitoring"] = self.monitoring_override
         return run_playbook(self.inventory.name, playbook, extra, self.run.path / "logs" / f"{log_name}.log")
 
     def _progress(self, label):
@@ -207,6 +216,7 @@ class Bench:
             parameters={"workloads": sorted({i.workload.name for i in self.instances}), "scale": self.scale,
                         "repeat": self.repeat, "warmup": self.warmup, "drop_caches": self.drop_caches,
                         "placements": self.placements, "executor_cores": self.cores,
+                        "monitoring": (self.inventory.variables.get("spillway_monitoring") or {}).get("enabled", True),
                         "overrides": self.overrides},
             storage={"backends": inv.backends, "placement": inv.placement},
             emulation={"profiles": {p: profiles["profiles"][p] for p in used},

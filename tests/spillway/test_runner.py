@@ -81,3 +81,20 @@ def test_command_line_parameters_reach_the_runs_and_typos_are_refused():
 def test_repeat_must_be_positive():
     with pytest.raises(WorkloadError, match="REPEAT must be 1 or more"):
         plan(repeat=0)
+
+
+def test_monitoring_switch_overrides_the_inventory_for_every_playbook_and_keeps_its_other_settings():
+    default = plan()
+    assert default.monitoring_override is None
+    off = plan(monitoring=False)
+    assert off.monitoring_override["enabled"] is False
+    # what the bench's own Prometheus client reads is what the playbooks get as an extra var
+    assert off.inventory.variables["spillway_monitoring"] is off.monitoring_override
+    on = plan(monitoring=True)
+    assert on.monitoring_override["enabled"] is True
+
+
+def test_monitoring_switch_takes_0_or_1_only(capsys):
+    from spillway.__main__ import main
+    assert main(["bench", "--cluster", "local", "--workloads", "terasort", "--monitoring", "yes"]) == 2
+    assert "MONITORING take 0 or 1" in capsys.readouterr().err
