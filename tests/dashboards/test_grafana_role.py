@@ -124,3 +124,29 @@ def test_grafana_ini_binds_the_cluster_address_and_takes_the_vault_password(tmp_
     assert ini["server"]["http_addr"] == "10.0.0.5" and ini["server"]["http_port"] == "3001"
     assert ini["security"]["admin_password"] == f'"""{ADMIN_PASSWORD}"""'
     assert ini["auth.anonymous"]["enabled"] == "false" and ini["users"]["allow_sign_up"] == "false"
+
+
+def test_grafana_needs_monitoring_on(inventory):
+    inventory_dir, _ = inventory
+    (inventory_dir / "group_vars/all.yml").write_text(yaml.safe_dump({
+        "spillway_cluster": "grafanatest", "spillway_monitoring": {"enabled": False, "grafana": {"enabled": True}}}))
+    proc = check_mode(inventory_dir)
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert "Refuse to run without" not in proc.stdout
+
+
+def play_names_and_tasks(playbook, inventory_dir):
+    proc = run(BIN / "ansible-playbook", "-i", inventory_dir, playbook, "--list-tasks")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    return proc.stdout
+
+
+def test_provision_runs_grafana_after_monitoring_and_teardown_stops_it(inventory):
+    inventory_dir, _ = inventory
+    provision = play_names_and_tasks("playbooks/provision.yml", inventory_dir)
+    plays = [line.split("play #")[1].split(":", 1)[1].split("\tTAGS")[0].strip()
+             for line in provision.splitlines() if "play #" in line]
+    assert plays == ["Provision the cluster", "Grafana on the controller", "Health check of the provisioned cluster"]
+    teardown = play_names_and_tasks("playbooks/teardown.yml", inventory_dir)
+    assert teardown.index("Stop the monitoring processes (role monitoring") < teardown.index(
+        "Stop Grafana (role grafana, tasks stop)") < teardown.index("Remove the cluster's storage and state")
