@@ -96,8 +96,9 @@ def test_local_scrape_configuration_passes_promtool(local_render):
     assert sorted((labels["daemon"], target) for target, labels in jobs["hadoop"]) == [
         ("datanode", "127.0.0.1:9405"), ("historyserver", "127.0.0.1:9408"), ("namenode", "127.0.0.1:9404"),
         ("nodemanager", "127.0.0.1:9407"), ("resourcemanager", "127.0.0.1:9406")]
-    assert sorted(labels["__metrics_path__"] for _, labels in jobs["spark"]) == [
-        "/metrics/executors/prometheus", "/metrics/prometheus"]
+    # Spark's UI redirects the paths without a trailing slash (302) to these.
+    assert sorted((target, labels["__metrics_path__"]) for target, labels in jobs["spark"]) == [
+        ("127.0.0.1:4040", "/metrics/executors/prometheus/"), ("127.0.0.1:4040", "/metrics/prometheus/")]
     pushgateway = next(job for job in yaml.safe_load(config_file.read_text())["scrape_configs"]
                        if job["job_name"] == "pushgateway")
     assert pushgateway["honor_labels"] is True
@@ -133,7 +134,8 @@ def test_multi_host_targets_follow_the_inventory(tmp_path):
     (hosts.parent / "group_vars").mkdir(parents=True)
     hosts.write_text(yaml.safe_dump(MULTI_HOST_INVENTORY))
     group_vars = yaml.safe_load((INVENTORIES / "local" / "group_vars" / "all.yml").read_text())
-    group_vars.update(spillway_cluster="multi", spillway_monitoring={"prometheus_port": 19999})
+    # spark_ui_port is role spark's (spark.ui.port in spark-defaults.conf): the scrape configuration follows it.
+    group_vars.update(spillway_cluster="multi", spillway_monitoring={"prometheus_port": 19999}, spark_ui_port=4141)
     (hosts.parent / "group_vars" / "all.yml").write_text(yaml.safe_dump(group_vars))
     config_file = render(tmp_path, hosts.parent) / "monitoring" / "prometheus.yml"
     proc = subprocess.run([PROMTOOL, "check", "config", str(config_file)], capture_output=True, text=True)
@@ -143,6 +145,7 @@ def test_multi_host_targets_follow_the_inventory(tmp_path):
     assert as_pairs["node"] == [("ctl", "10.0.0.10:9100"), ("w1", "10.0.0.11:9100"), ("w2", "10.0.0.12:9100")]
     assert as_pairs["prometheus"] == [("ctl", "10.0.0.10:19999")]  # the one setting changed, the rest kept
     assert as_pairs["pushgateway"] == [("ctl", "10.0.0.10:9091")]
+    assert as_pairs["spark"] == [("ctl", "10.0.0.10:4141")] * 2
     daemons = sorted((labels["daemon"], labels["node"], target) for target, labels in jobs["hadoop"])
     assert daemons == [
         ("datanode", "w1", "10.0.0.11:9405"), ("datanode", "w2", "10.0.0.12:9405"),
