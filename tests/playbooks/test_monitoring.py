@@ -243,3 +243,48 @@ def test_a_pushed_marker_keeps_its_job_and_labels(provisioned):
         assert series["metric"]["job"] == "spillway_monitoring_test" and series["metric"]["run_id"] == "pytest"
     finally:
         urllib.request.urlopen(urllib.request.Request(provisioned["pushgateway_url"] + group, method="DELETE"))
+
+
+# --- The bench's copy of monitoring.json (playbooks/facts.yml) ----------------------------------------------
+
+def run_facts(tmp_path, root):
+    """playbooks/facts.yml over a controller and a worker (both this machine) into a scratch run directory."""
+    hosts = tmp_path / "inventory" / "hosts.yml"
+    hosts.parent.mkdir()
+    hosts.write_text(yaml.safe_dump({"all": {
+        "children": {"controller": {"hosts": {"ctl": None}}, "workers": {"hosts": {"w1": None}}},
+        "vars": {"ansible_connection": "local", "ansible_python_interpreter": sys.executable,
+                 "spillway_cluster": "factstest"}}}))
+    run_dir = tmp_path / "run"
+    proc = subprocess.run([str(REPO / ".venv/bin/ansible-playbook"), "-i", str(hosts.parent), "playbooks/facts.yml",
+                           "-e", f"spillway_root={root}", "-e", f"run_dir={run_dir}"], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg")})
+    assert proc.returncode == 0, proc.stdout[-4000:]
+    return run_dir
+
+
+def test_facts_copy_the_controllers_monitoring_json_where_the_bench_reads_it(tmp_path):
+    from types import SimpleNamespace
+
+    from spillway.monitoring import Monitoring
+
+    root = tmp_path / "root"
+    root.mkdir()
+    urls = {"prometheus_url": "http://10.0.0.10:19090", "pushgateway_url": "http://10.0.0.10:19091",
+            "grafana_url": None, "node_exporters": {"ctl": "http://10.0.0.10:9100", "w1": "http://10.0.0.11:9100"}}
+    (root / "monitoring.json").write_text(json.dumps(urls))
+    run_dir = run_facts(tmp_path, root)
+    assert json.loads((run_dir / "raw/ctl/monitoring.json").read_text()) == urls
+    assert not (run_dir / "raw/w1/monitoring.json").exists()  # the controller's only
+    # a remote controller: the bench finds the URLs only in the run directory's copy
+    remote = SimpleNamespace(variables={}, groups={"controller": ["ctl"]}, all_local=False)
+    monitoring = Monitoring.load(remote, "/nonexistent", run_dir)
+    assert monitoring.enabled and monitoring.prometheus_url == "http://10.0.0.10:19090"
+    assert monitoring.pushgateway_url == "http://10.0.0.10:19091"
+
+
+def test_facts_without_monitoring_json_go_on(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    run_dir = run_facts(tmp_path, root)
+    assert (run_dir / "raw/ctl/facts.json").exists() and not (run_dir / "raw/ctl/monitoring.json").exists()
