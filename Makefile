@@ -50,7 +50,7 @@ setup: venv
 	@$(PLAY) playbooks/setup.yml
 
 bench: ## provision if needed, run the workloads, collect, report
-	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE)
+	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE) --ports
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
 		--warmup '$(WARMUP)' --drop-caches '$(DROP_CACHES)' --params '$(PARAMS)' --cores '$(CORES)' \

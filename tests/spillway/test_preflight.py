@@ -70,10 +70,42 @@ def test_port_held_by_a_spillway_daemon_is_no_problem(cluster_with_busy_port, tm
     assert not [p for p in problems if f"port {cluster_with_busy_port} " in p]
 
 
-def test_ports_are_checked_for_the_bench_only(cluster_with_busy_port, capsys):
+def test_ports_are_checked_only_when_asked(cluster_with_busy_port, capsys):
     assert preflight.main(["--cluster", "busy"]) == 0  # setup, teardown: nothing binds
-    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny"]) == 2
+    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny"]) == 0
+    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny", "--ports"]) == 2
     assert f"error: port {cluster_with_busy_port} is in use" in capsys.readouterr().err
+
+
+def test_make_bench_checks_the_ports():
+    bench = (REPO / "Makefile").read_text().split("\nbench:", 1)[1].split("\n\n", 1)[0]
+    assert "$(CHECK) " in bench and " --ports" in bench.splitlines()[1]
+
+
+def test_grafana_port_held_by_grafana_is_no_problem(tmp_path, monkeypatch):
+    """Role grafana runs Grafana as a system service: on its own port that is no conflict, on another it is."""
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import socket, sys; open('/proc/self/comm', 'w').write('grafana'); s = socket.socket(); "
+        "s.bind(('127.0.0.1', 0)); s.listen(); print(s.getsockname()[1], flush=True); sys.stdin.read()")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        port = int(holder.stdout.readline())
+        inventory = tmp_path / "inventories" / "graf"
+        (inventory / "group_vars").mkdir(parents=True)
+        shutil.copy(INVENTORIES / "local" / "hosts.yml", inventory / "hosts.yml")
+        group_vars = (INVENTORIES / "local" / "group_vars" / "all.yml").read_text()
+        monkeypatch.setattr(preflight, "INVENTORIES", inventory.parent)
+        for setting, conflict in ((f"grafana: {{enabled: true, port: {port}}}", False),
+                                  (f"prometheus_port: {port}", True)):
+            (inventory / "group_vars" / "all.yml").write_text(group_vars + f"spillway_monitoring:\n  {setting}\n")
+            problems = [p for p in preflight.check_ports("graf", state_parent=tmp_path / "state")
+                        if f"port {port} " in p]
+            assert problems == ([f"port {port} is in use by pid {holder.pid} (grafana): set "
+                                 "spillway_monitoring.prometheus_port in inventories/graf/group_vars/all.yml, "
+                                 "or stop that process."] if conflict else [])
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=10)
 
 
 def test_monitoring_off_needs_none_of_its_ports(cluster_with_busy_port):
