@@ -1,0 +1,271 @@
+#!/usr/bin/python
+"""Read-only checks of one host before provisioning; each check is a row the harness prints in one table.
+
+One module call does every on-host check, so a cluster's preflight costs one round trip per host. It changes
+nothing (check mode and normal mode are the same) and never fails: a problem is a FAIL row with its fix.
+Rows: {check, status: ok|FAIL|warn, detail, fix}. Clock skew and reachability are judged by the play
+(they need the controller's view).
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+DOCUMENTATION = r"""
+module: spillway_preflight
+short_description: Read-only preflight checks of a Spillway host (Java, storage paths, free space, ports)
+options:
+  java_home: {type: str, required: true}
+  java_package: {type: str, required: true}
+  check_storage: {type: bool, default: false, description: "this host holds data (a worker)"}
+  backends: {type: dict, default: {}, description: "spillway_backends of the inventory"}
+  spillway_root: {type: str, required: true}
+  min_free_gib: {type: float, required: true}
+  ports: {type: dict, default: {}, description: "port -> inventory setting that changes it, for this host"}
+  cluster: {type: str, required: true}
+"""
+
+GIB = 1024 ** 3
+
+
+def row(check, status, detail, fix=""):
+    return {"check": check, "status": status, "detail": detail, "fix": fix}
+
+
+def run(argv):
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return 127, "", str(err)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def check_privileges():
+    uid = os.geteuid()
+    if uid == 0:
+        return row("privileges", "ok", "tasks run as root")
+    return row("privileges", "FAIL", f"tasks run as uid {uid}, not root (loop devices, mounts, throttles and "
+               "the daemons' state under /var/lib/spillway need root)",
+               "connect as root (ansible_user: root) or set ansible_become: true with passwordless sudo")
+
+
+def check_java(java_home, package):
+    java = os.path.join(java_home, "bin", "java")
+    code, out, err = run([java, "-version"])
+    if code == 0:
+        return row("java", "ok", f"{java}: {(err or out).splitlines()[0].strip()}")
+    code, out, _ = run(["apt-cache", "policy", package])
+    candidate = re.search(r"Candidate:\s*(\S+)", out)
+    if code == 0 and candidate and candidate.group(1) != "(none)":
+        return row("java", "warn", f"no {java}; apt can install {package} {candidate.group(1)}",
+                   "make setup installs it (or set java_home to an installed Java 17)")
+    return row("java", "FAIL", f"no {java} and apt has no candidate for {package}",
+               f"install Java 17 and set java_home, or add a Debian mirror carrying {package}")
+
+
+def check_diskstats():
+    try:
+        with open("/proc/diskstats") as stats:
+            lines = stats.read().splitlines()
+    except OSError as err:
+        return row("diskstats", "FAIL", f"/proc/diskstats unreadable: {err.strerror}",
+                   "iostat and the device metrics read it: give the host (container) the kernel's /proc")
+    if not lines:
+        return row("diskstats", "FAIL", "/proc/diskstats is empty",
+                   "iostat and the device metrics read it: give the host (container) the kernel's /proc")
+    return row("diskstats", "ok", f"/proc/diskstats readable ({len(lines)} devices)")
+
+
+def mount_of(path):
+    """(source, fstype) when `path` itself is a mount point, else None."""
+    code, out, _ = run(["findmnt", "--json", "--output", "SOURCE,FSTYPE", "--mountpoint", path])
+    if code != 0:
+        return None
+    mounts = json.loads(out).get("filesystems") or [{}]
+    return mounts[0].get("source"), mounts[0].get("fstype")
+
+
+def check_mount_backend(name, backend, cluster):
+    path = os.path.normpath(backend["path"])
+    check, fix_path = f"storage:{name}", f"spillway_backends.{name}.path in inventories/{cluster}/group_vars/all.yml"
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return row(check, "FAIL", f"kind mount: {path} does not exist",
+                   f"create and mount the disk at {path} on every worker, or fix {fix_path}")
+    if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
+        return row(check, "FAIL", f"kind mount: {path} is a device, not a mount point",
+                   f"the harness never formats a device: make a file system on it, mount it and give the "
+                   f"mount point as {fix_path}")
+    if not stat.S_ISDIR(mode):
+        return row(check, "FAIL", f"kind mount: {path} is a file, not a directory", f"fix {fix_path}")
+    mounted = mount_of(path)
+    if mounted is None:
+        return row(check, "FAIL", f"kind mount: {path} is a directory but not a mount point (data would land on "
+                   "whatever disk holds it)", f"mount the backend's disk at {path}, or fix {fix_path}")
+    return row(check, "ok", f"kind mount: {path} is the mount point of {mounted[0]} ({mounted[1]})")
+
+
+def check_emulated_backend(name, backend):
+    check = f"storage:{name}"
+    profile = f"kind emulated ({backend.get('profile')}, {backend.get('size_gib')} GiB)"
+    missing = [tool for tool in ("losetup", "findmnt", "truncate") if not shutil.which(tool)]
+    try:
+        loop_control = stat.S_ISCHR(os.stat("/dev/loop-control").st_mode)
+    except OSError:
+        loop_control = False
+    if not loop_control:
+        return row(check, "FAIL", f"{profile}: no /dev/loop-control, so no loop devices",
+                   "load the loop module (modprobe loop); in a container, pass /dev/loop-control and /dev/loop*")
+    if missing:
+        return row(check, "FAIL", f"{profile}: {', '.join(missing)} not found", "install util-linux, coreutils")
+    return row(check, "ok", f"{profile}: loop devices available (/dev/loop-control)")
+
+
+def existing_ancestor(path):
+    while not os.path.exists(path):
+        path = os.path.dirname(path)
+    return path
+
+
+def free_bytes(path):
+    stats = os.statvfs(path)
+    return stats.f_bavail * stats.f_frsize
+
+
+def check_mount_space(name, backend, min_free_gib):
+    path = os.path.normpath(backend["path"])
+    if not os.path.isdir(path):
+        return row(f"space:{name}", "FAIL", f"{path} is no directory", "see the storage row")
+    free = free_bytes(path)
+    detail = f"{free / GIB:.1f} GiB free on {path}, at least {min_free_gib:g} GiB wanted (preflight_min_free_gib)"
+    if free < min_free_gib * GIB:
+        return row(f"space:{name}", "FAIL", detail, f"free space on {path}, or lower preflight_min_free_gib")
+    return row(f"space:{name}", "ok", detail)
+
+
+def check_emulated_space(emulated, spillway_root, cluster):
+    """The sparse images grow to size_gib as a bench writes: the file system under <root>/disks must hold them."""
+    disks_dir = os.path.join(spillway_root, "disks")
+    holder = existing_ancestor(disks_dir)
+    need, parts = 0, []
+    for name, backend in sorted(emulated.items()):
+        image = os.path.join(disks_dir, f"{name}.img")
+        allocated = os.stat(image).st_blocks * 512 if os.path.isfile(image) else 0
+        need += max(backend["size_gib"] * GIB - allocated, 0)
+        parts.append(f"{name} {backend['size_gib']} GiB" + (f" ({allocated / GIB:.1f} allocated)" if allocated else ""))
+    free = free_bytes(holder)
+    where = disks_dir if holder == disks_dir else f"{holder} (to hold {disks_dir})"
+    detail = f"images {', '.join(parts)} still need {need / GIB:.1f} GiB; {free / GIB:.1f} GiB free under {where}"
+    if free < need:
+        return row("space:emulated", "FAIL", detail,
+                   f"lower size_gib in inventories/{cluster}/group_vars/all.yml or free space under {holder}")
+    return row("space:emulated", "ok", detail)
+
+
+LISTEN_LINE = re.compile(r"^\S+\s+\d+\s+\d+\s+(?P<address>\S+):(?P<port>\d+)\s+\S+\s*(?P<users>.*)$")
+
+
+def listeners():
+    """Port -> pids of the processes listening on it (`ss -Htlnp`); an empty set when ss cannot name them."""
+    code, out, err = run(["ss", "-H", "-t", "-l", "-n", "-p"])
+    if code != 0:
+        raise OSError(err.strip() or "ss failed")
+    ports = {}
+    for line in out.splitlines():
+        match = LISTEN_LINE.match(line.strip())
+        if match:
+            pids = {int(pid) for pid in re.findall(r"pid=(\d+)", match["users"])}
+            ports.setdefault(int(match["port"]), set()).update(pids)
+    return ports
+
+
+def spillway_daemon_pids(state_parent):
+    """Live pids in the spillway-daemon pid files of every cluster root beside this one (provisioning stops
+    those daemons before starting its own, so their ports count as free)."""
+    pids = set()
+    for pid_file in glob.glob(os.path.join(state_parent, "*", "run", "*.pid")):
+        try:
+            with open(pid_file) as handle:
+                first = handle.readline().strip()
+        except OSError:
+            continue
+        if first.isdigit() and os.path.exists(f"/proc/{first}"):
+            pids.add(int(first))
+    return pids
+
+
+def process_name(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as comm:
+            return comm.read().strip()
+    except OSError:
+        return "exited"
+
+
+def check_ports(ports, spillway_root, cluster):
+    if not ports:
+        return row("ports", "ok", "no port to bind on this host")
+    try:
+        held = listeners()
+    except OSError as err:
+        return row("ports", "warn", f"ports not checked: {err}", "install iproute2 (ss)")
+    ours = spillway_daemon_pids(os.path.dirname(os.path.normpath(spillway_root)))
+    conflicts, reused = [], 0
+    for port in sorted(ports):
+        if port not in held:
+            continue
+        if held[port] and held[port] <= ours:
+            reused += 1
+            continue
+        holders = ", ".join(f"pid {pid} ({process_name(pid)})" for pid in sorted(held[port] - ours)) or \
+            "a process this user cannot see"
+        conflicts.append((port, f"port {port} ({ports[port]}) held by {holders}"))
+    if conflicts:
+        settings = ", ".join(ports[port] for port, _ in conflicts)
+        return row("ports", "FAIL", "; ".join(text for _, text in conflicts),
+                   f"stop that process, or set {settings} in inventories/{cluster}/group_vars/all.yml")
+    detail = f"{len(ports)} ports free"
+    if reused:
+        detail = f"{len(ports) - reused} ports free, {reused} held by Spillway daemons (provisioning restarts them)"
+    return row("ports", "ok", detail)
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        "java_home": {"type": "str", "required": True},
+        "java_package": {"type": "str", "required": True},
+        "check_storage": {"type": "bool", "default": False},
+        "backends": {"type": "dict", "default": {}},
+        "spillway_root": {"type": "str", "required": True},
+        "min_free_gib": {"type": "float", "required": True},
+        "ports": {"type": "dict", "default": {}},
+        "cluster": {"type": "str", "required": True},
+    }, supports_check_mode=True)
+    args = module.params
+    epoch = time.time()
+    rows = [check_privileges(), check_java(args["java_home"], args["java_package"]), check_diskstats()]
+    if args["check_storage"]:
+        emulated = {}
+        for name, backend in sorted(args["backends"].items()):
+            if backend.get("kind") == "mount":
+                rows.append(check_mount_backend(name, backend, args["cluster"]))
+                rows.append(check_mount_space(name, backend, args["min_free_gib"]))
+            else:
+                rows.append(check_emulated_backend(name, backend))
+                emulated[name] = backend
+        if emulated:
+            rows.append(check_emulated_space(emulated, args["spillway_root"], args["cluster"]))
+    ports = {int(port): setting for port, setting in args["ports"].items()}
+    rows.append(check_ports(ports, args["spillway_root"], args["cluster"]))
+    module.exit_json(changed=False, rows=rows, epoch=epoch, uid=os.geteuid())
+
+
+if __name__ == "__main__":
+    main()
