@@ -18,7 +18,7 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model
+.PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model preflight
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -32,6 +32,7 @@ help: ## Show the targets and their variables
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
+	@echo "  make preflight [CLUSTER=$(CLUSTER)]  read-only checks of every host (SSH, root, Java, storage, space, ports, clock)"
 	@echo "  make teardown [CLUSTER=$(CLUSTER)]  stop daemons, remove emulated disks, mounts and throttles"
 	@echo "  make monitor  [CLUSTER=$(CLUSTER)]  the Prometheus, Pushgateway (and Grafana) URLs of the provisioned cluster"
 	@echo
@@ -79,6 +80,10 @@ validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per 
 
 test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
 	@$(PY) -m pytest tests
+
+preflight: venv ## read-only checks of every host before provisioning, one table (docs/cluster.md)
+	@$(CHECK)
+	@$(PY) -m spillway preflight --cluster $(CLUSTER)
 
 teardown: venv
 	@$(CHECK)

@@ -1,4 +1,4 @@
-"""python -m spillway: bench | validate | workloads | validate-model."""
+"""python -m spillway: bench | validate | preflight | workloads | validate-model."""
 import argparse
 import sys
 
@@ -25,6 +25,12 @@ def cmd_validate(args):
     print(f"inventory '{inv.name}' is valid: hosts {', '.join(inv.hosts)}; backends {backends}; "
           f"placement {inv.placement}")
     return 0
+
+
+def cmd_preflight(args):
+    from spillway.host_preflight import check_hosts
+    ok, _ = check_hosts(inventory.load(args.cluster), args.run_dir)
+    return 0 if ok else 1
 
 
 def cmd_workloads(args):
@@ -57,6 +63,10 @@ def main(argv=None):
     validate = sub.add_parser("validate", help="validate an inventory")
     validate.add_argument("--cluster", default="local")
     validate.set_defaults(func=cmd_validate)
+    preflight = sub.add_parser("preflight", help="read-only checks of every host before provisioning, one table")
+    preflight.add_argument("--cluster", default="local")
+    preflight.add_argument("--run-dir", help="write preflight.json (and logs/preflight.log) into this folder")
+    preflight.set_defaults(func=cmd_preflight)
     sub.add_parser("workloads", help="list workloads and their scale profiles").set_defaults(func=cmd_workloads)
     from spillway import validate_model
     model = sub.add_parser("validate-model", help="profile, predict the other backends with the I/O-aware model, "
