@@ -8,7 +8,11 @@ from spillway.workloads import WorkloadError
 
 
 def cmd_bench(args):
-    from spillway.runner import DEFAULT_WORKLOADS, Bench
+    from spillway.runner import DEFAULT_WORKLOADS, PLAN_OPTIONS, Bench
+    if args.resume:
+        bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
+                                           if option in args.given})
+        return bench.execute()
     names = workloads.parse_list(args.workloads, DEFAULT_WORKLOADS)
     warmup = {"": None, "0": False, "1": True}.get(args.warmup)
     if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
@@ -42,6 +46,15 @@ def cmd_workloads(args):
     return 0
 
 
+def given_options(parser, argv):
+    """The options written in `argv`, defaults aside: argparse fills in a default only where the namespace
+    has no value yet, so whatever still holds the marker afterwards was not given."""
+    unset = object()
+    probe = argparse.Namespace(**{action.dest: unset for action in parser._actions})
+    parser.parse_args(argv, probe)
+    return {dest for dest, value in vars(probe).items() if value is not unset}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="spillway")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -59,6 +72,9 @@ def main(argv=None):
     bench.add_argument("--placement", default="",
                        help="'matrix' or 'hdfs=<backend>,local=<backend>'; empty: the inventory's")
     bench.add_argument("--backends", default="", help="backends of the placement matrix: 'hdd,ssd'")
+    bench.add_argument("--resume", default="", metavar="RUN",
+                       help="finish an interrupted or failed run (id under results/ or path) with the plan of its "
+                            "manifest: only its unfinished workload runs run; options given must agree with it")
     bench.set_defaults(func=cmd_bench)
     validate = sub.add_parser("validate", help="validate an inventory")
     validate.add_argument("--cluster", default="local")
@@ -74,6 +90,8 @@ def main(argv=None):
     validate_model.add_arguments(model)
     model.set_defaults(func=validate_model.run)
     args = parser.parse_args(argv)
+    if args.command == "bench":
+        args.given = given_options(bench, (sys.argv[1:] if argv is None else argv)[1:])
     try:
         return args.func(args)
     except InventoryError as err:

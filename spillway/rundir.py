@@ -4,10 +4,13 @@ The manifest is rewritten (atomically) after every step, so a crash or Ctrl-C le
 record of what ran, what failed and what is missing. Its fields are documented in
 docs/run-directory.md.
 """
+import glob
 import json
 import os
+import shutil
 import socket
 import subprocess
+import sys
 import time
 from contextlib import contextmanager
 from datetime import datetime, timezone
@@ -37,6 +40,35 @@ class StepFailed(Exception):
     """A step failed; the message says what and where to look."""
 
 
+class RunNotResumable(Exception):
+    """The run named for resuming is unknown or has nothing left to do; the message says which."""
+
+
+def resolve(ref):
+    """A run directory from its id under results/, `latest`, or a path."""
+    for path in (Path(ref), RESULTS / str(ref)):
+        if (path / "manifest.json").is_file():
+            return path.resolve()
+    known = sorted(p.parent.name for p in RESULTS.glob("*/manifest.json") if not p.parent.is_symlink())
+    raise RunNotResumable(f"no run '{ref}': neither a run directory nor a run id under {RESULTS}"
+                          + (f" (the newest: {', '.join(known[-3:])})" if known else " (there is no run yet)"))
+
+
+def move_outputs_aside(tree, workload_id, dest):
+    """Move every `<tree>/<source>/<workload_id>/` (one per collector, and `workload`) to `<dest>/<source>/`.
+
+    Used for a workload run's outputs before it runs again on resume: with the folders in place the new
+    attempt would mix its files with the interrupted one's (event logs accumulate). Returns the sources moved."""
+    moved = []
+    for folder in sorted(Path(tree).glob(f"*/{glob.escape(workload_id)}")):
+        if folder.is_dir() and not folder.parent.name.startswith("."):
+            target = Path(dest) / folder.parent.name
+            target.mkdir(parents=True, exist_ok=True)
+            shutil.move(folder, target / workload_id)
+            moved.append(folder.parent.name)
+    return moved
+
+
 class RunDirectory:
     def __init__(self, path, manifest):
         self.path = Path(path)
@@ -57,6 +89,47 @@ class RunDirectory:
             latest.unlink(missing_ok=True)
             latest.symlink_to(run_id)
         return run
+
+    @classmethod
+    def open_for_resume(cls, ref):
+        """An existing run that has something left to do: not `completed`."""
+        path = resolve(ref)
+        manifest = json.loads((path / "manifest.json").read_text())
+        if manifest.get("status") == "completed":
+            raise RunNotResumable(f"run {manifest['run_id']} completed already (every step ok): nothing to resume; "
+                                  f"`make report RUN={manifest['run_id']}` rebuilds its report")
+        return cls(path, manifest)
+
+    def set_attempt_aside(self, record, attempt):
+        """Move a workload run's outputs on the controller (raw/<host>/<source>/<id>/, its Prometheus archive,
+        its step logs) to attempts/<id>.attempt-<n>/ with the same layout, out of the analysis' way, and
+        return the record's summary for its `attempts`, its step logs pointing at where they went."""
+        wid = record["id"]
+        folder = f"attempts/{wid}.attempt-{attempt}"
+        dest = self.path / folder
+        for host in sorted(p for p in (self.path / "raw").glob("*") if p.is_dir()):
+            if host.name != "prometheus":
+                move_outputs_aside(host, wid, dest / "raw" / host.name)
+        archive = self.path / "raw" / "prometheus" / f"{wid}.json"
+        if archive.exists():
+            (dest / "raw" / "prometheus").mkdir(parents=True, exist_ok=True)
+            shutil.move(archive, dest / "raw" / "prometheus" / archive.name)
+        steps = json.loads(json.dumps(record.get("steps", [])))
+        # `<id>.<action>.log` and its `.vars.json`, also the plays recorded in no step (a stop after Ctrl-C);
+        # an action has no dot, so the logs of `kmeans-0.5` are not taken for those of `kmeans-0`
+        for path in sorted((self.path / "logs").glob(f"{glob.escape(wid)}.*")):
+            action = path.name[len(wid) + 1:].removesuffix(".log").removesuffix(".vars.json")
+            if "." not in action:
+                (dest / "logs").mkdir(parents=True, exist_ok=True)
+                shutil.move(path, dest / "logs" / path.name)
+        for step in steps:
+            if step.get("log"):
+                step["log"] = f"{folder}/logs/{Path(step['log']).name}"
+        summary = {"attempt": attempt, "status": record.get("status"), "started_at": record.get("started_at"),
+                   "ended_at": record.get("ended_at"), "steps": steps, "outputs": folder}
+        if record.get("warnings"):
+            summary["warnings"] = record["warnings"]
+        return summary
 
     def save(self):
         tmp = self.path / ".manifest.json.tmp"
@@ -94,3 +167,25 @@ class RunDirectory:
         self.manifest["status"] = status
         self.manifest["ended_at"] = utc_now()
         self.save()
+
+
+def main(argv=None):
+    """`python3 -m spillway.rundir resumable <run>`: for make, before anything is installed or touched:
+    fails clearly on an unknown or completed run, else prints the preflight's arguments for it."""
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 2 or argv[0] != "resumable":
+        print("usage: python3 -m spillway.rundir resumable <run-id|path>", file=sys.stderr)
+        return 2
+    try:
+        run = RunDirectory.open_for_resume(argv[1])
+    except RunNotResumable as err:
+        print(f"error: RESUME: {err}", file=sys.stderr)
+        return 2
+    parameters = run.manifest.get("parameters") or {}
+    print(f"--cluster {run.manifest['cluster']} --workloads {','.join(parameters.get('workloads', []))} "
+          f"--scale {parameters.get('scale', 'tiny')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

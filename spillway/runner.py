@@ -7,6 +7,7 @@ with the next one; Ctrl-C stops the collectors and leaves a readable, partial ru
 """
 import json
 import re
+import shlex
 import subprocess
 import sys
 import threading
@@ -18,11 +19,14 @@ from pathlib import Path
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, run_playbook
 from spillway.monitoring import Monitoring, WorkloadMonitor
-from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
+from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside, new_run_id,
+                             utc_now)
 
 # The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
 HEARTBEAT_S = 30
+# A workload run that ended so is not run again on resume: its validation ran (an invalid one stays flagged).
+FINISHED = ("ok", "invalid")
 # Lines of a step log worth echoing while it runs: not the JVMs' log4j chatter, but job progress.
 LOG4J_LINE = re.compile(r"^\d{2,4}[-/]\d\d[-/]\d\d \d\d:\d\d:\d\d")
 JOB_PROGRESS = re.compile(r"map \d+% reduce \d+%|Job \S+ completed")
@@ -117,7 +121,13 @@ class Bench:
     def __init__(self, cluster, workload_names, scale, repeat, params="", cores="", placement="",
                  backends="", warmup=None, drop_caches=False, monitoring=None):
         # All validation first: nothing is touched before the inventory and workloads are known good.
-        self.inventory = inventory_mod.load(cluster)
+        self._configure(inventory_mod.load(cluster), scale, repeat, warmup, drop_caches, monitoring)
+        self.placements = placements(self.inventory, placement, backends)
+        self.cores = parse_cores(cores)
+        self._plan(workload_names, workloads_mod.parse_params(params))
+
+    def _configure(self, inventory, scale, repeat, warmup, drop_caches, monitoring):
+        self.inventory = inventory
         self.scale = scale
         if repeat < 1:
             raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more, got {repeat}")
@@ -133,13 +143,19 @@ class Bench:
             self.monitoring_override = {**(self.inventory.variables.get("spillway_monitoring") or {}),
                                         "enabled": bool(monitoring)}
             self.inventory.variables["spillway_monitoring"] = self.monitoring_override
-        self.placements = placements(self.inventory, placement, backends)
-        self.cores = parse_cores(cores)
+        self.run = None
+        self.resumed = None  # the plan of the run being finished (bench --resume), else None
+        self.step_no = 0
+        self.placement = None  # the placement the cluster is provisioned with
+        self.collectors_running = None
+        self.monitoring = None  # known once the first provisioning has run
+
+    def _plan(self, workload_names, from_command_line):
+        """The workload instances, in run order, from the placements, cores, repetitions and overrides."""
         chosen = [workloads_mod.load(name) for name in workload_names]
         from_inventory = self.inventory.variables.get("spillway_workload_parameters") or {}
-        workloads_mod.check_overrides(chosen, from_inventory,
-                                      f"inventory '{cluster}' spillway_workload_parameters", other_workloads_ok=True)
-        from_command_line = workloads_mod.parse_params(params)
+        workloads_mod.check_overrides(chosen, from_inventory, f"inventory '{self.inventory.name}' "
+                                      "spillway_workload_parameters", other_workloads_ok=True)
         workloads_mod.check_overrides(chosen, from_command_line, "PARAMS")
         self.overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in
                                                                          from_command_line.items()}}
@@ -147,24 +163,22 @@ class Bench:
         for place in self.placements:
             for workload in chosen:
                 overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
-                for sweep_id, params in workload.instances(scale, overrides):
+                for sweep_id, params in workload.instances(self.scale, overrides):
                     for cores_value in self.cores:
                         base = sweep_id
                         if len(self.placements) > 1:
                             base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
                         if cores_value is not None:
                             base += f"-p{cores_value}"
-                        for rep in range(0 if self.warmup else 1, repeat + 1):
-                            wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
+                        for rep in range(0 if self.warmup else 1, self.repeat + 1):
+                            wid = f"{base}-warmup" if rep == 0 else (base if self.repeat == 1 else f"{base}-r{rep}")
                             self.instances.append(Instance(workload, wid, params, place, cores_value, rep))
-        self.run = None
-        self.step_no = 0
-        self.placement = None  # the placement the cluster is provisioned with
+        self._count_steps(self.instances)
+
+    def _count_steps(self, instances):
         # per placement: provision, facts; per workload run: begin, its steps, end; and the report
-        self.total_steps = 2 * len(self.placements) + 1 + sum(
-            2 + len(steps_with_commands(i.workload, i.params)) for i in self.instances)
-        self.collectors_running = None
-        self.monitoring = None  # known once the first provisioning has run
+        self.total_steps = 2 * len({tuple(sorted(i.placement.items())) for i in instances}) + 1 + sum(
+            2 + len(steps_with_commands(i.workload, i.params)) for i in instances)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _spillway_root(self):
@@ -206,10 +220,19 @@ class Bench:
 
     # -- the bench -------------------------------------------------------------------------------
     def execute(self):
+        if self.resumed:
+            return self._run(self._reopen())
+        self.run = self.create_run_directory()
+        say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.inventory.name}', scale {self.scale}, "
+            f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
+        return self._run(self.instances)
+
+    def create_run_directory(self):
+        """results/<run-id>/ with the manifest's run-level facts and the plan (what a resume finishes)."""
         inv = self.inventory
         profiles = inventory_mod.storage_profiles()
         used = inv.emulated_profiles()
-        self.run = RunDirectory.create(
+        return RunDirectory.create(
             new_run_id(inv.name),
             cluster=inv.name,
             inventory={"name": inv.name, "sha256": inv.digest, "files": inv.files, "groups": inv.groups},
@@ -218,16 +241,17 @@ class Bench:
                         "placements": self.placements, "executor_cores": self.cores,
                         "monitoring": (self.inventory.variables.get("spillway_monitoring") or {}).get("enabled", True),
                         "overrides": self.overrides},
+            plan=[i.id for i in self.instances],
             storage={"backends": inv.backends, "placement": inv.placement},
             emulation={"profiles": {p: profiles["profiles"][p] for p in used},
                        "limitations": profiles["limitations"] if used else []},
             hosts={})
-        say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{inv.name}', scale {self.scale}, "
-            f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
+
+    def _run(self, instances):
         say(f"  run directory: {self.run.path}")
         status = "completed"
         try:
-            for _, group in groupby(self.instances, key=lambda i: sorted(i.placement.items())):
+            for _, group in groupby(instances, key=lambda i: sorted(i.placement.items())):
                 group = list(group)
                 self._provision(group[0].placement)
                 for instance in group:
@@ -241,9 +265,13 @@ class Bench:
             status = "failed"
             say(f"bench stopped: {err}")
         finally:
+            # a resumed run is complete when every run of its plan is, the earlier sessions' included
+            if status == "completed" and any(r["status"] != "ok" for r in self.run.manifest["workloads"]):
+                status = "failed"
             self.run.finish(status)
         report = self._report()
-        say(f"bench {status}: {len(self.instances)} workload run(s), manifest {self.run.path / 'manifest.json'}")
+        say(f"bench {status}: {len(instances)} workload run(s){' of ' + str(len(self.instances)) if self.resumed else ''}"
+            f", manifest {self.run.path / 'manifest.json'}")
         if report:
             say(str(report))
         return 0 if status == "completed" else 1
@@ -274,11 +302,16 @@ class Bench:
     def _workload(self, instance):
         """Run one workload instance; return True when every step succeeded."""
         workload, wid, params = instance.workload, instance.id, instance.params
+        attempts, position = self._set_earlier_attempt_aside(wid)
         record = {"id": wid, "workload": workload.name, "repetition": instance.repetition,
                   "warmup": instance.warmup, "scale": self.scale, "parameters": params,
                   "placement": instance.placement, "executor_cores": instance.executor_cores,
                   "status": "running", "started_at": utc_now(), "ended_at": None, "steps": []}
-        self.run.manifest["workloads"].append(record)
+        if attempts:
+            record["attempts"] = attempts
+            self.run.manifest["workloads"][position] = record
+        else:
+            self.run.manifest["workloads"].append(record)
         say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
         status, step = "failed", "begin"
         self.collectors_running = wid  # stop is harmless for collectors that never started
@@ -314,6 +347,92 @@ class Bench:
             self.run.save()
         return status == "ok"
 
+    # -- resume ----------------------------------------------------------------------------------
+    @classmethod
+    def resume(cls, ref, given=None):
+        """The bench that finishes run `ref` (an id under results/, `latest` or a path) with the plan its manifest
+        recorded. `given`: the options written on the command line (name -> value as the CLI parsed it); each
+        must agree with the run's."""
+        try:
+            run = RunDirectory.open_for_resume(ref)
+        except RunNotResumable as err:
+            raise workloads_mod.WorkloadError(f"RESUME: {err}") from None
+        manifest, recorded = run.manifest, run.manifest["parameters"]
+        inventory = inventory_mod.load(manifest["cluster"])
+        refuse_other_plan(manifest, inventory, given or {})
+        if inventory.digest != manifest["inventory"]["sha256"]:
+            raise workloads_mod.WorkloadError(
+                f"RESUME: inventory '{inventory.name}' changed since run {manifest['run_id']} began (sha256 "
+                f"{manifest['inventory']['sha256'][:12]} then, {inventory.digest[:12]} now): its remaining "
+                "workload runs would not measure the same cluster")
+        monitoring = recorded.get("monitoring")
+        if monitoring == (inventory.variables.get("spillway_monitoring") or {}).get("enabled", True):
+            monitoring = None  # as the inventory has it: no override
+        bench = cls.__new__(cls)
+        bench._configure(inventory, recorded["scale"], recorded["repeat"], recorded["warmup"],
+                         recorded["drop_caches"], monitoring)
+        bench.placements, bench.cores = recorded["placements"], recorded["executor_cores"]
+        bench._plan(recorded["workloads"], recorded_command_line(recorded))
+        bench.resumed = ResumePlan.of(run, bench.instances)
+        bench._count_steps(bench.resumed.to_run)
+        return bench
+
+    def _reopen(self):
+        """The run directory of the resumed run, marked running again; the workload runs still to do."""
+        self.run = self.resumed.run
+        manifest = self.run.manifest
+        to_run = self.resumed.to_run
+        manifest.setdefault("resumed", []).append({"at": utc_now(), "from_status": manifest["status"],
+                                                   "git": git_state(), "workload_runs": [i.id for i in to_run]})
+        manifest["status"], manifest["ended_at"] = "running", None
+        self.run.save()
+        done = [i.id for i in self.instances if i.id not in {r.id for r in to_run}]
+        say(f"Spillway bench {manifest['run_id']} resumed: cluster '{self.inventory.name}', scale {self.scale}, "
+            f"{len(to_run)} of {len(self.instances)} workload run(s) to run: {', '.join(i.id for i in to_run) or 'none'}"
+            + (f"; finished before: {', '.join(done)}" if done else ""))
+        return to_run
+
+    def _set_earlier_attempt_aside(self, wid):
+        """When `wid` ran before (an interrupted or failed attempt), move its outputs aside on the hosts and in the
+        run directory, and return its `attempts` (the earlier ones and this) and its record's position."""
+        records = self.run.manifest["workloads"]
+        position = next((n for n, r in enumerate(records) if r["id"] == wid), None)
+        if position is None:
+            return [], None
+        earlier = records[position]
+        if earlier["status"] == "running":
+            # the bench was killed hard: its collectors may still run; stop them and fetch what they have
+            self._play("workload-end.yml", f"{wid}.end-interrupted", workload_id=wid)
+        attempt = len(earlier.get("attempts", [])) + 1
+        summary = self.run.set_attempt_aside(earlier, attempt)
+        self._set_aside_on_hosts(wid, attempt, self.run.path / summary["outputs"])
+        say(f"   {wid}: attempt {attempt} ({earlier['status']}) set aside in {summary['outputs']}/")
+        return earlier.get("attempts", []) + [summary], position
+
+    def _set_aside_on_hosts(self, wid, attempt, attempt_dir):
+        """Each host's runs/<run-id>/<source>/<wid>/ to runs/<run-id>/.attempts/<wid>.attempt-<n>/<source>/: a
+        dot folder, which the fetch skips, so the next fetches do not bring the old files back into raw/."""
+        run_id = self.run.manifest["run_id"]
+        dest = f".attempts/{wid}.attempt-{attempt}"
+        if self.inventory.all_local:
+            runs = self._spillway_root() / "runs" / run_id
+            move_outputs_aside(runs, wid, runs / dest)
+            return
+        # Remote hosts: a one-task play, kept with the attempt's outputs (it says what was moved where).
+        runs = f"{{{{ spillway_root | default('/var/lib/spillway/' ~ spillway_cluster) }}}}/runs/{run_id}"
+        script = (f'cd "{runs}" 2>/dev/null || exit 0; for d in */{shlex.quote(wid)}; do [ -d "$d" ] || continue; '
+                  f'mkdir -p "{dest}/${{d%%/*}}" && mv "$d" "{dest}/${{d%%/*}}/"; done')
+        play = attempt_dir / "set-aside-on-hosts.yml"
+        play.parent.mkdir(parents=True, exist_ok=True)
+        play.write_text(json.dumps([{"name": f"Move {wid}'s earlier outputs aside", "hosts": "all",
+                                     "gather_facts": False, "become": True,
+                                     "tasks": [{"name": "Move them under .attempts", "ansible.builtin.shell": script}]}],
+                                   indent=2) + "\n")
+        result = self._play(str(play), f"{wid}.set-aside")
+        if not result.ok:
+            raise StepFailed(f"{wid}: could not move the earlier attempt's outputs aside on the hosts "
+                             f"(log: {result.log_path.relative_to(self.run.path)})")
+
     def _collectors_stop_and_fetch(self, wid, record):
         try:
             self._timed_play(f"{wid}: stop collectors, fetch outputs", "workload-end.yml", f"{wid}.end",
@@ -333,7 +452,9 @@ class Bench:
         line = self._progress("report")
         say(f"{line} ...")
         start, started_at = time.monotonic(), utc_now()
-        proc = subprocess.run([sys.executable, "-m", "analysis", "report", str(self.run.path)], cwd=REPO,
+        # a resumed run's tables were built before some of its workload runs: parse raw/ again
+        proc = subprocess.run([sys.executable, "-m", "analysis", "report", str(self.run.path),
+                               *(["--rebuild-tables"] if self.resumed else [])], cwd=REPO,
                               capture_output=True, text=True)
         (self.run.path / "logs" / "report.log").write_text(proc.stdout + proc.stderr)
         took = time.monotonic() - start
@@ -348,6 +469,79 @@ class Bench:
             return None
         say(f"{line}: ok ({took:.1f} s)")
         return self.run.path / "report.html"
+
+
+@dataclass
+class ResumePlan:
+    """What a resumed bench does: the workload runs of its plan not finished yet, in the recorded order."""
+    run: RunDirectory
+    to_run: list
+
+    @classmethod
+    def of(cls, run, instances):
+        """Refuses when the plan rebuilt from the manifest is not the one that ran (workload definitions changed)."""
+        records = {r["id"]: r for r in run.manifest["workloads"]}
+        planned = {i.id: i for i in instances}
+        problems = [f"'{wid}' ran but is no longer planned" for wid in records if wid not in planned]
+        problems += [f"'{i.id}' ran with other parameters ({changed_values(records[i.id]['parameters'], i.params)})"
+                     for i in instances if i.id in records and
+                     records[i.id].get("parameters") != json.loads(json.dumps(i.params, default=str))]
+        if problems:
+            raise workloads_mod.WorkloadError(
+                f"RESUME: run {run.manifest['run_id']} cannot be finished with the same plan: {'; '.join(problems)}. "
+                "The workload definitions (workloads/*/workload.yml) changed since it began; start a new bench")
+        order = {wid: n for n, wid in enumerate(run.manifest.get("plan") or [])}
+        ordered = sorted(instances, key=lambda i: order.get(i.id, len(order)))  # stable: old runs keep the plan's order
+        return cls(run, [i for i in ordered if records.get(i.id, {}).get("status") not in FINISHED])
+
+
+def changed_values(recorded, now):
+    return ", ".join(f"{k}: {recorded.get(k)!r} then, {now.get(k)!r} now"
+                     for k in sorted(set(recorded) | set(now)) if recorded.get(k) != now.get(k))
+
+
+def recorded_command_line(parameters):
+    """PARAMS as the manifest keeps them (parse_params' form; the key of `name=value` for every workload is
+    stored as "None", JSON keys being strings)."""
+    return {None if key == "None" else key: values
+            for key, values in (parameters.get("overrides") or {}).get("command_line", {}).items()}
+
+
+# Options of `bench` a resume takes from the manifest: option -> the make variable users write.
+PLAN_OPTIONS = {"cluster": "CLUSTER", "workloads": "WORKLOADS", "scale": "SCALE", "repeat": "REPEAT",
+                "warmup": "WARMUP", "drop_caches": "DROP_CACHES", "monitoring": "MONITORING", "params": "PARAMS",
+                "cores": "CORES", "placement": "PLACEMENT", "backends": "BACKENDS"}
+
+
+def refuse_other_plan(manifest, inventory, given):
+    """Raise naming every option of `given` (as the CLI parsed them) that asks for another plan than the run's."""
+    recorded = manifest["parameters"]
+    switch = {"0": False, "1": True}
+    asked = {  # option -> (what the command line asks for, what the run recorded), both in the manifest's form
+        "cluster": lambda v: (v, manifest["cluster"]),
+        "workloads": lambda v: (sorted(set(workloads_mod.parse_list(v, DEFAULT_WORKLOADS))), sorted(recorded["workloads"])),
+        "scale": lambda v: (v, recorded["scale"]),
+        "repeat": lambda v: (int(v), recorded["repeat"]),
+        "warmup": lambda v: (switch.get(v, v), recorded["warmup"]),
+        "drop_caches": lambda v: (switch.get(v, v), recorded["drop_caches"]),
+        "monitoring": lambda v: (switch.get(v, v), recorded.get("monitoring")),
+        "params": lambda v: (workloads_mod.parse_params(v), recorded_command_line(recorded)),
+        "cores": lambda v: (parse_cores(v), recorded["executor_cores"]),
+        "placement": lambda v: (placements(inventory, v, given.get("backends", "")), recorded["placements"]),
+        "backends": lambda v: (sorted(workloads_mod.parse_list(v, ())),
+                               sorted({b for place in recorded["placements"] for b in place.values()})),
+    }
+    conflicts = []
+    for option, value in given.items():
+        if option not in asked or value in ("", None):  # an empty make variable asks for nothing
+            continue
+        wanted, ran = asked[option](value)
+        if wanted != ran:
+            conflicts.append(f"{PLAN_OPTIONS[option]} (--{option.replace('_', '-')}) '{value}', but the run has {ran}")
+    if conflicts:
+        raise workloads_mod.WorkloadError(
+            f"RESUME: run {manifest['run_id']} was planned otherwise: {'; '.join(conflicts)}. A resume takes the plan "
+            "from the run's manifest: leave these options out")
 
 
 def steps_with_commands(workload, params):
