@@ -1,0 +1,224 @@
+"""Resuming an interrupted bench (`bench --resume`): the plan rebuilt from the manifest, what runs again, what is
+refused, and where an earlier attempt's outputs go. Built on a run directory written by RunDirectory as a bench
+writes it; nothing is provisioned or run (the live resume is the lead's manual check)."""
+import argparse
+import json
+import subprocess
+
+import pytest
+
+from analysis.rundir import raw_outputs
+from spillway import rundir
+from spillway.__main__ import given_options, main
+from spillway.rundir import RunDirectory, move_outputs_aside
+from spillway.runner import Bench
+from spillway.workloads import WorkloadError
+
+# TeraSort's engine sweep x 2 repetitions: terasort-{mapreduce,spark}-r{1,2}
+PLAN = {"cluster": "local", "workload_names": ["terasort"], "scale": "tiny", "repeat": 2, "warmup": False}
+
+
+@pytest.fixture
+def results(tmp_path, monkeypatch):
+    monkeypatch.setattr(rundir, "RESULTS", tmp_path / "results")
+    return tmp_path / "results"
+
+
+def record_step(run, record, name, outcome="ok"):
+    """A workload step recorded by RunDirectory.step as the runner records it: ok, failed or interrupted."""
+    try:
+        with run.step(f"{record['id']}: {name}", record=record["steps"]) as entry:
+            entry["log"] = f"logs/{record['id']}.{name}.log"
+            (run.path / entry["log"]).write_text(f"{name} of {record['id']}\n")
+            if outcome == "failed":
+                raise rundir.StepFailed(f"{name} failed")
+            if outcome == "interrupted":
+                raise KeyboardInterrupt
+    except (rundir.StepFailed, KeyboardInterrupt):
+        pass
+
+
+def add_record(run, instance, status, steps):
+    record = {"id": instance.id, "workload": instance.workload.name, "repetition": instance.repetition,
+              "warmup": instance.warmup, "scale": "tiny", "parameters": instance.params,
+              "placement": instance.placement, "executor_cores": instance.executor_cores,
+              "status": "running", "started_at": rundir.utc_now(), "ended_at": None, "steps": []}
+    run.manifest["workloads"].append(record)
+    for name, outcome in steps:
+        record_step(run, record, name, outcome)
+    record["status"], record["ended_at"] = status, rundir.utc_now()
+    run.save()
+    return record
+
+
+def write(path, text="x\n"):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+@pytest.fixture
+def interrupted(results):
+    """A bench Ctrl-C'd during terasort-spark-r1's run: mapreduce-r1 ok, mapreduce-r2 invalid, spark-r1
+    interrupted with outputs fetched, spark-r2 never started."""
+    bench = Bench(**PLAN)
+    run = bench.create_run_directory()
+    mr1, mr2, spark1, _ = bench.instances
+    add_record(run, mr1, "ok", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "ok"), ("end", "ok")])
+    add_record(run, mr2, "invalid", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "failed"),
+                                     ("end", "ok")])
+    add_record(run, spark1, "interrupted", [("begin", "ok"), ("prepare", "ok"), ("run", "interrupted"), ("end", "ok")])
+    for source, name in (("iostat", "iostat.json"), ("eventlog", "eventlogs/app-1"), ("workload", "run.log")):
+        for wid in (spark1.id, mr1.id):
+            write(run.path / "raw" / "localhost" / source / wid / name, f"{wid} attempt 1\n")
+    write(run.path / "raw" / "prometheus" / f"{spark1.id}.json", "{}")
+    write(run.path / "logs" / f"{spark1.id}.begin.vars.json", "{}")
+    write(run.path / "logs" / f"{spark1.id}.end-interrupted.log", "stop after Ctrl-C\n")
+    run.finish("interrupted")
+    return run
+
+
+def test_resume_runs_the_unfinished_workload_runs_with_the_ids_and_parameters_of_the_plan(interrupted):
+    fresh = Bench(**PLAN)
+    bench = Bench.resume(interrupted.manifest["run_id"])
+    assert [i.id for i in bench.instances] == [i.id for i in fresh.instances] == interrupted.manifest["plan"]
+    assert [i.params for i in bench.instances] == [i.params for i in fresh.instances]
+    # ok and invalid ended with their validation: kept; interrupted and never started: run from their beginning
+    assert [i.id for i in bench.resumed.to_run] == ["terasort-spark-r1", "terasort-spark-r2"]
+    assert (bench.scale, bench.repeat, bench.warmup, bench.placements) == ("tiny", 2, False, fresh.placements)
+    # one provisioning, two runs of begin + prepare/run/validate + end, the report
+    assert bench.total_steps == 2 + 2 * 5 + 1
+
+
+def test_resume_finds_a_run_by_path_too_and_keeps_the_plans_order(interrupted):
+    manifest = json.loads((interrupted.path / "manifest.json").read_text())
+    manifest["plan"] = list(reversed(manifest["plan"]))
+    (interrupted.path / "manifest.json").write_text(json.dumps(manifest))
+    bench = Bench.resume(str(interrupted.path))
+    assert [i.id for i in bench.resumed.to_run] == ["terasort-spark-r2", "terasort-spark-r1"]
+
+
+def test_an_unknown_run_is_refused_naming_where_runs_are(results, interrupted):
+    with pytest.raises(WorkloadError, match=r"RESUME: no run 'nope'.*the newest: " + interrupted.manifest["run_id"]):
+        Bench.resume("nope")
+
+
+def test_a_completed_run_is_refused_as_nothing_to_do(interrupted):
+    interrupted.finish("completed")
+    with pytest.raises(WorkloadError, match="completed already .*nothing to resume"):
+        Bench.resume(interrupted.manifest["run_id"])
+
+
+@pytest.mark.parametrize("given, named", [
+    ({"scale": "small"}, r"SCALE \(--scale\) 'small', but the run has tiny"),
+    ({"workloads": "terasort,kmeans"}, r"WORKLOADS \(--workloads\) 'terasort,kmeans'"),
+    ({"params": "rows=5000"}, r"PARAMS \(--params\) 'rows=5000'"),
+    ({"placement": "hdfs=ssd,local=hdd"}, r"PLACEMENT \(--placement\)"),
+    ({"repeat": 3, "cores": "2"}, r"REPEAT \(--repeat\) '3'.*; CORES \(--cores\) '2'"),
+    ({"cluster": "hdd"}, r"CLUSTER \(--cluster\) 'hdd', but the run has local"),
+    ({"drop_caches": "1"}, r"DROP_CACHES"),
+])
+def test_options_asking_for_another_plan_are_refused_naming_them(interrupted, given, named):
+    with pytest.raises(WorkloadError, match=named + ".*leave these options out"):
+        Bench.resume(interrupted.manifest["run_id"], given)
+
+
+def test_options_that_agree_with_the_run_or_are_empty_are_accepted(interrupted):
+    bench = Bench.resume(interrupted.manifest["run_id"], {"scale": "tiny", "workloads": "terasort", "repeat": 2,
+                                                          "warmup": "0", "cluster": "local", "params": ""})
+    assert len(bench.resumed.to_run) == 2
+
+
+def test_the_command_line_tells_given_options_from_defaults(interrupted, capsys):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--scale", default="tiny")
+    parser.add_argument("--repeat", type=int, default=1)
+    assert given_options(parser, ["--scale", "tiny"]) == {"scale"}
+    assert main(["bench", "--resume", interrupted.manifest["run_id"], "--scale", "small"]) == 2
+    assert "SCALE (--scale) 'small', but the run has tiny" in capsys.readouterr().err
+
+
+def test_a_changed_inventory_or_workload_definition_is_refused(interrupted):
+    run_id = interrupted.manifest["run_id"]
+    manifest = interrupted.manifest
+    manifest["workloads"][0]["parameters"]["rows"] += 1
+    interrupted.save()
+    with pytest.raises(WorkloadError, match=r"'terasort-mapreduce-r1' ran with other parameters \(rows: "):
+        Bench.resume(run_id)
+    manifest["workloads"][0]["parameters"]["rows"] -= 1
+    manifest["inventory"]["sha256"] = "0" * 64
+    interrupted.save()
+    with pytest.raises(WorkloadError, match="inventory 'local' changed since run"):
+        Bench.resume(run_id)
+
+
+def test_an_earlier_attempt_is_kept_in_attempts_and_its_outputs_leave_raw(interrupted):
+    record = interrupted.manifest["workloads"][2]
+    summary = interrupted.set_attempt_aside(record, 1)
+    folder = interrupted.path / "attempts" / "terasort-spark-r1.attempt-1"
+    assert summary["outputs"] == "attempts/terasort-spark-r1.attempt-1"
+    assert (summary["attempt"], summary["status"]) == (1, "interrupted")
+    assert [s["status"] for s in summary["steps"]] == ["ok", "ok", "interrupted", "ok"]
+    for step in summary["steps"]:  # every step log moved with it, and the record says where
+        assert (interrupted.path / step["log"]).read_text().endswith("of terasort-spark-r1\n")
+    for name in ("iostat/terasort-spark-r1/iostat.json", "eventlog/terasort-spark-r1/eventlogs/app-1",
+                 "workload/terasort-spark-r1/run.log"):
+        assert (folder / "raw" / "localhost" / name).read_text() == "terasort-spark-r1 attempt 1\n"
+    assert (folder / "raw" / "prometheus" / "terasort-spark-r1.json").exists()
+    assert sorted(p.name for p in (folder / "logs").iterdir()) == sorted(
+        ["terasort-spark-r1.begin.log", "terasort-spark-r1.begin.vars.json", "terasort-spark-r1.prepare.log",
+         "terasort-spark-r1.run.log", "terasort-spark-r1.end.log", "terasort-spark-r1.end-interrupted.log"])
+    # the analysis no longer sees the attempt; the other runs' outputs and logs stay where they were
+    assert {(r.source, r.workload_id) for r in raw_outputs(interrupted.path, "iostat")} == {
+        ("iostat", "terasort-mapreduce-r1")}
+    assert (interrupted.path / "logs" / "terasort-mapreduce-r1.run.log").exists()
+
+
+def test_the_logs_of_one_run_are_not_taken_for_another_whose_id_it_prefixes(results):
+    run = RunDirectory.create("20260101-000000-local", cluster="local")
+    for name in ("kmeans-0.run.log", "kmeans-0.5.run.log", "kmeans-0-r1.run.log"):
+        write(run.path / "logs" / name)
+    run.set_attempt_aside({"id": "kmeans-0", "status": "failed", "steps": []}, 1)
+    assert sorted(p.name for p in (run.path / "logs").iterdir()) == ["kmeans-0-r1.run.log", "kmeans-0.5.run.log"]
+    assert (run.path / "attempts" / "kmeans-0.attempt-1" / "logs" / "kmeans-0.run.log").exists()
+
+
+def test_on_the_hosts_the_attempt_moves_under_a_dot_folder_that_the_fetch_leaves_out(tmp_path):
+    runs = tmp_path / "runs"
+    for source in ("iostat", "workload"):
+        write(runs / "run1" / source / "terasort" / "out.txt", "attempt 1\n")
+        write(runs / "run1" / source / "terasort-spark" / "out.txt", "other run\n")
+    assert move_outputs_aside(runs / "run1", "terasort", runs / "run1" / ".attempts" / "terasort.attempt-1") == [
+        "iostat", "workload"]
+    # the same archive as playbooks/roles/collectors/tasks/fetch.yml packs
+    subprocess.run(["tar", "-C", str(runs), "--exclude=.*", "-czf", str(tmp_path / "fetch.tgz"), "run1"], check=True)
+    listed = subprocess.run(["tar", "-tzf", str(tmp_path / "fetch.tgz")], capture_output=True, text=True,
+                            check=True).stdout.split()
+    assert "run1/iostat/terasort-spark/out.txt" in listed
+    assert not [name for name in listed if "/terasort/" in name or ".attempts" in name]
+    assert (runs / "run1" / ".attempts" / "terasort.attempt-1" / "iostat" / "terasort" / "out.txt").exists()
+
+
+def test_reopening_marks_the_run_resumed_and_an_interrupted_run_gets_its_attempts(interrupted, tmp_path, capsys):
+    bench = Bench.resume(interrupted.manifest["run_id"])
+    bench.inventory.variables["spillway_root"] = str(tmp_path / "host")  # the (local) host's runs/ folder
+    host_runs = tmp_path / "host" / "runs" / interrupted.manifest["run_id"]
+    write(host_runs / "iostat" / "terasort-spark-r1" / "iostat.json")
+    to_run = bench._reopen()
+    manifest = json.loads((interrupted.path / "manifest.json").read_text())
+    assert manifest["status"] == "running" and manifest["ended_at"] is None
+    assert [(r["from_status"], r["workload_runs"]) for r in manifest["resumed"]] == [
+        ("interrupted", [i.id for i in to_run])]
+    assert "2 of 4 workload run(s) to run" in capsys.readouterr().out
+    attempts, position = bench._set_earlier_attempt_aside("terasort-spark-r1")
+    assert position == 2 and [a["status"] for a in attempts] == ["interrupted"]
+    assert (host_runs / ".attempts" / "terasort-spark-r1.attempt-1" / "iostat" / "terasort-spark-r1").is_dir()
+    assert not (host_runs / "iostat" / "terasort-spark-r1").exists()
+    assert bench._set_earlier_attempt_aside("terasort-spark-r2") == ([], None)  # never started: nothing to move
+
+
+def test_make_checks_the_run_before_anything_is_installed(interrupted, capsys):
+    assert rundir.main(["resumable", interrupted.manifest["run_id"]]) == 0
+    assert capsys.readouterr().out.strip() == "--cluster local --workloads terasort --scale tiny"
+    interrupted.finish("completed")
+    assert rundir.main(["resumable", interrupted.manifest["run_id"]]) == 2
+    assert "RESUME: run " in capsys.readouterr().err
