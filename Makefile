@@ -25,6 +25,7 @@ help: ## Show the targets and their variables
 	@echo
 	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
+	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
 	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N]  I/O-aware model prediction per stage"
@@ -50,12 +51,27 @@ setup: venv
 	@$(CHECK)
 	@$(PLAY) playbooks/setup.yml
 
-bench: ## provision if needed, run the workloads, collect, report
+# RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
+# then only the options written on make's command line are passed on (each must agree with the run's).
+RESUMED = $(shell python3 -m spillway.rundir resumable '$(RESUME)' 2>/dev/null)
+given   = $(if $(filter command line environment,$(origin $(1))),--$(2) '$($(1))')
+
+bench: ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
+ifdef RESUME
+	@python3 -m spillway.rundir resumable '$(RESUME)' >/dev/null
+	@python3 -m spillway.preflight $(RESUMED) --ports
+	@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED))
+	@$(PY) -m spillway bench --resume '$(RESUME)' $(call given,CLUSTER,cluster) $(call given,WORKLOADS,workloads) \
+		$(call given,SCALE,scale) $(call given,REPEAT,repeat) $(call given,WARMUP,warmup) \
+		$(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) $(call given,CORES,cores) \
+		$(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
+else
 	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE) --ports
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
 		--warmup '$(WARMUP)' --drop-caches '$(DROP_CACHES)' --params '$(PARAMS)' --cores '$(CORES)' \
 		--placement '$(PLACEMENT)' --backends '$(BACKENDS)'
+endif
 
 workloads: venv ## list the workloads and what each scale profile means
 	@$(PY) -m spillway workloads

@@ -84,6 +84,7 @@ class RunDirectory:
                     "git": git_state(), **facts, "steps": [], "workloads": []}
         run = cls(path, manifest)
         run.save()
+        run.mark_running()
         latest = RESULTS / "latest"
         if latest.is_symlink() or not latest.exists():
             latest.unlink(missing_ok=True)
@@ -98,7 +99,28 @@ class RunDirectory:
         if manifest.get("status") == "completed":
             raise RunNotResumable(f"run {manifest['run_id']} completed already (every step ok): nothing to resume; "
                                   f"`make report RUN={manifest['run_id']}` rebuilds its report")
-        return cls(path, manifest)
+        run = cls(path, manifest)
+        pid = run.running_pid()
+        if pid:
+            raise RunNotResumable(f"run {manifest['run_id']} is still running (bench process {pid} on this host): "
+                                  "let it finish, or stop it (Ctrl-C) and resume then")
+        return run
+
+    def mark_running(self):
+        """Say which process writes this run, so that no resume starts while it lives; finish() removes it."""
+        (self.path / ".bench.pid").write_text(f"{os.getpid()} {socket.gethostname()}\n")
+
+    def running_pid(self):
+        """The live process of this host that is running this bench, else None (a run killed hard leaves
+        status `running` but no live process)."""
+        try:
+            pid, host = (self.path / ".bench.pid").read_text().split()
+            if host == socket.gethostname() and int(pid) != os.getpid():
+                os.kill(int(pid), 0)
+                return int(pid)
+        except (OSError, ValueError):
+            pass
+        return None
 
     def set_attempt_aside(self, record, attempt):
         """Move a workload run's outputs on the controller (raw/<host>/<source>/<id>/, its Prometheus archive,
@@ -167,6 +189,7 @@ class RunDirectory:
         self.manifest["status"] = status
         self.manifest["ended_at"] = utc_now()
         self.save()
+        (self.path / ".bench.pid").unlink(missing_ok=True)
 
 
 def main(argv=None):

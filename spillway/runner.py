@@ -357,7 +357,7 @@ class Bench:
             run = RunDirectory.open_for_resume(ref)
         except RunNotResumable as err:
             raise workloads_mod.WorkloadError(f"RESUME: {err}") from None
-        manifest, recorded = run.manifest, run.manifest["parameters"]
+        manifest, recorded = run.manifest, recorded_parameters(run.manifest)
         inventory = inventory_mod.load(manifest["cluster"])
         refuse_other_plan(manifest, inventory, given or {})
         if inventory.digest != manifest["inventory"]["sha256"]:
@@ -386,6 +386,7 @@ class Bench:
                                                    "git": git_state(), "workload_runs": [i.id for i in to_run]})
         manifest["status"], manifest["ended_at"] = "running", None
         self.run.save()
+        self.run.mark_running()
         done = [i.id for i in self.instances if i.id not in {r.id for r in to_run}]
         say(f"Spillway bench {manifest['run_id']} resumed: cluster '{self.inventory.name}', scale {self.scale}, "
             f"{len(to_run)} of {len(self.instances)} workload run(s) to run: {', '.join(i.id for i in to_run) or 'none'}"
@@ -500,6 +501,12 @@ def changed_values(recorded, now):
                      for k in sorted(set(recorded) | set(now)) if recorded.get(k) != now.get(k))
 
 
+def recorded_parameters(manifest):
+    """The manifest's `parameters`, with what runs recorded before an option existed filled in as it was then."""
+    return {"warmup": False, "drop_caches": False, "executor_cores": [None],
+            "placements": [(manifest.get("storage") or {}).get("placement")], **manifest["parameters"]}
+
+
 def recorded_command_line(parameters):
     """PARAMS as the manifest keeps them (parse_params' form; the key of `name=value` for every workload is
     stored as "None", JSON keys being strings)."""
@@ -515,7 +522,7 @@ PLAN_OPTIONS = {"cluster": "CLUSTER", "workloads": "WORKLOADS", "scale": "SCALE"
 
 def refuse_other_plan(manifest, inventory, given):
     """Raise naming every option of `given` (as the CLI parsed them) that asks for another plan than the run's."""
-    recorded = manifest["parameters"]
+    recorded = recorded_parameters(manifest)
     switch = {"0": False, "1": True}
     asked = {  # option -> (what the command line asks for, what the run recorded), both in the manifest's form
         "cluster": lambda v: (v, manifest["cluster"]),

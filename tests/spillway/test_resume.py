@@ -222,3 +222,25 @@ def test_make_checks_the_run_before_anything_is_installed(interrupted, capsys):
     interrupted.finish("completed")
     assert rundir.main(["resumable", interrupted.manifest["run_id"]]) == 2
     assert "RESUME: run " in capsys.readouterr().err
+
+
+def test_a_run_whose_bench_process_still_lives_is_refused(interrupted):
+    bench_process = subprocess.Popen(["sleep", "30"])
+    try:
+        (interrupted.path / ".bench.pid").write_text(f"{bench_process.pid} {interrupted.manifest['controller']}\n")
+        with pytest.raises(WorkloadError, match=f"still running \\(bench process {bench_process.pid} on this host"):
+            Bench.resume(interrupted.manifest["run_id"])
+    finally:
+        bench_process.kill()
+        bench_process.wait()
+    assert Bench.resume(interrupted.manifest["run_id"]).resumed.to_run  # killed hard: resumable
+
+
+def test_runs_recorded_before_warmups_and_placements_existed_are_planned_as_they_ran(interrupted):
+    manifest = interrupted.manifest
+    for option in ("warmup", "drop_caches", "executor_cores", "placements"):
+        del manifest["parameters"][option]
+    interrupted.save()
+    bench = Bench.resume(manifest["run_id"])
+    assert (bench.warmup, bench.drop_caches, bench.cores) == (False, False, [None])
+    assert bench.placements == [manifest["storage"]["placement"]]
