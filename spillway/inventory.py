@@ -5,6 +5,7 @@ inventory without reading code.
 """
 import hashlib
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,6 +162,7 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
             problems.append(f"{vars_file}: spillway_placement.{purpose}: '{backend}' is not a backend; "
                             f"defined backends: {', '.join(sorted(backends))}")
     local_only = all_local(groups.get("workers", []), host_vars, variables)
+    problems += _device_checks(vars_file, backends, local_only)
     for bname, backend in sorted(backends.items()):
         if backend["kind"] != "mount" or not local_only:
             continue  # remote mount points are checked on the hosts by the storage role
@@ -172,4 +174,26 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
             problems.append(f"{vars_file}: spillway_backends.{bname}.path: '{path}' is not a mount point, so "
                             "data would land on whatever disk holds it; mount the backend there, or set "
                             "destructive_ok: true to use a plain directory")
+    return problems
+
+
+def _device_checks(vars_file, backends, local_only):
+    """kind: device backends: the safety keys make sense together and each device is used once."""
+    problems = []
+    devices = {}
+    for bname, backend in sorted(backends.items()):
+        if backend["kind"] != "device":
+            continue
+        field = f"{vars_file}: spillway_backends.{bname}"
+        device = backend["device"]
+        if backend.get("wipe") and not backend.get("destructive_ok"):
+            problems.append(f"{field}.wipe: true has no effect without destructive_ok: true (the harness touches "
+                            f"{device} only when destructive_ok allows it); set both, or neither")
+        if device in devices:
+            problems.append(f"{field}.device: {device} is also the device of backend '{devices[device]}'; each "
+                            "backend needs its own device")
+        devices.setdefault(device, bname)
+        if local_only and not (os.path.exists(device) and stat.S_ISBLK(os.stat(device).st_mode)):
+            problems.append(f"{field}.device: {device} is not a block device on this host; name the disk to "
+                            "benchmark (e.g. /dev/sdb or /dev/disk/by-id/...)")
     return problems
