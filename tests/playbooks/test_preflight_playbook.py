@@ -124,7 +124,9 @@ def test_each_check_refuses(tmp_path, held_port):
                 "plain": {"kind": "mount", "path": str(plain)},
                 "device": {"kind": "mount", "path": "/dev/null"},
                 "root": {"kind": "mount", "path": "/"},
-                "huge": {"kind": "emulated", "profile": "hdd", "size_gib": 4096}}
+                "huge": {"kind": "emulated", "profile": "hdd", "size_gib": 4096},
+                "allowed": {"kind": "mount", "path": str(plain), "destructive_ok": True},
+                "nodevice": {"kind": "device", "device": str(tmp_path / "no-such-device"), "fstype": "ext4"}}
     inventory = write_inventory(tmp_path / "inv", backends, {"hdfs": "huge", "local": "root"},
                                 {"preflight_min_free_gib": 1 << 30, "preflight_max_clock_skew_s": -1,
                                  "java_home": str(tmp_path / "nojava"),
@@ -156,7 +158,9 @@ def test_each_check_refuses(tmp_path, held_port):
     failed("ports", f"port {held_port} (hadoop_ports.nm_webapp)", f"pid {os.getpid()}")
     failed("java", "spillway-no-such-package", "java_home")
     failed("clock", "preflight_max_clock_skew_s", "synchronise")
+    failed("storage:nodevice", "is no block device")
     assert rows["localhost", "storage:huge"]["status"] == "ok"
+    assert rows["localhost", "storage:allowed"]["status"] == "ok"
 
 
 def test_tasks_not_running_as_root_are_refused(tmp_path):

@@ -94,9 +94,12 @@ def mount_of(path):
 def check_mount_backend(name, backend, cluster):
     path = os.path.normpath(backend["path"])
     check, fix_path = f"storage:{name}", f"spillway_backends.{name}.path in inventories/{cluster}/group_vars/all.yml"
+    plain_ok = backend.get("destructive_ok", False)
     try:
         mode = os.stat(path).st_mode
     except OSError:
+        if plain_ok:
+            return row(check, "ok", f"kind mount: {path} does not exist; destructive_ok: role storage creates it")
         return row(check, "FAIL", f"kind mount: {path} does not exist",
                    f"create and mount the disk at {path} on every worker, or fix {fix_path}")
     if stat.S_ISBLK(mode) or stat.S_ISCHR(mode):
@@ -106,6 +109,8 @@ def check_mount_backend(name, backend, cluster):
     if not stat.S_ISDIR(mode):
         return row(check, "FAIL", f"kind mount: {path} is a file, not a directory", f"fix {fix_path}")
     mounted = mount_of(path)
+    if mounted is None and plain_ok:
+        return row(check, "ok", f"kind mount: {path} is a plain directory, allowed by destructive_ok")
     if mounted is None:
         return row(check, "FAIL", f"kind mount: {path} is a directory but not a mount point (data would land on "
                    "whatever disk holds it)", f"mount the backend's disk at {path}, or fix {fix_path}")
@@ -128,6 +133,19 @@ def check_emulated_backend(name, backend):
     return row(check, "ok", f"{profile}: loop devices available (/dev/loop-control)")
 
 
+def check_device_backend(name, backend):
+    device = backend["device"]
+    try:
+        is_block = stat.S_ISBLK(os.stat(device).st_mode)
+    except OSError:
+        is_block = False
+    if not is_block:
+        return row(f"storage:{name}", "FAIL", f"kind device: {device} is no block device",
+                   f"fix spillway_backends.{name}.device (the same device on every worker)")
+    return row(f"storage:{name}", "ok", f"kind device: {device} is a block device (role storage formats it only "
+               "with destructive_ok, one holding signatures only with wipe)")
+
+
 def existing_ancestor(path):
     while not os.path.exists(path):
         path = os.path.dirname(path)
@@ -140,7 +158,7 @@ def free_bytes(path):
 
 
 def check_mount_space(name, backend, min_free_gib):
-    path = os.path.normpath(backend["path"])
+    path = existing_ancestor(os.path.normpath(backend["path"]))
     if not os.path.isdir(path):
         return row(f"space:{name}", "FAIL", f"{path} is no directory", "see the storage row")
     free = free_bytes(path)
@@ -257,6 +275,8 @@ def main():
             if backend.get("kind") == "mount":
                 rows.append(check_mount_backend(name, backend, args["cluster"]))
                 rows.append(check_mount_space(name, backend, args["min_free_gib"]))
+            elif backend.get("kind") == "device":
+                rows.append(check_device_backend(name, backend))
             else:
                 rows.append(check_emulated_backend(name, backend))
                 emulated[name] = backend
