@@ -18,6 +18,7 @@ from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, run_playbook
+from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
 from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside, new_run_id,
                              utc_now)
@@ -251,6 +252,7 @@ class Bench:
         say(f"  run directory: {self.run.path}")
         status = "completed"
         try:
+            self._preflight()
             for _, group in groupby(instances, key=lambda i: sorted(i.placement.items())):
                 group = list(group)
                 self._provision(group[0].placement)
@@ -275,6 +277,16 @@ class Bench:
         if report:
             say(str(report))
         return 0 if status == "completed" else 1
+
+    def _preflight(self):
+        """Every host checked read-only (playbooks/preflight.yml) before anything is touched: one table."""
+        say("preflight: ssh, privileges, java, storage paths, free space, ports, clock of every host ...")
+        with self.run.step("preflight", log="logs/preflight.log", table="preflight.json"):
+            extra = None if self.monitoring_override is None else {"spillway_monitoring": self.monitoring_override}
+            ok, _ = check_hosts(self.inventory, run_dir=self.run.path, extra_vars=extra)
+            if not ok:
+                raise StepFailed(f"preflight failed: nothing was touched; the table above names each problem and "
+                                 f"its fix ({self.run.path / 'preflight.json'})")
 
     def _provision(self, placement):
         """Provision (a no-op when nothing changed) for a placement, then record the hosts' facts."""
