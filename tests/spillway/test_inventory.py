@@ -1,5 +1,8 @@
 """Inventory validation: every shipped inventory passes; each kind of mistake is named precisely."""
+import os
 import shutil
+import stat
+from pathlib import Path
 
 import pytest
 import yaml
@@ -106,3 +109,51 @@ def test_cluster_name_must_match_the_folder(scratch_inventory):
     scratch_inventory("hdd", "group_vars/all.yml", lambda d: d.update(spillway_cluster="ssd"))
     (problem,) = problems_of("hdd")
     assert "spillway_cluster" in problem and "must match" in problem
+
+
+def a_block_device():
+    """Any block device node of this host (only stat()ed), for inventories that must name a real one."""
+    for name in sorted(os.listdir("/sys/class/block")):
+        node = Path("/dev") / name
+        if node.exists() and stat.S_ISBLK(node.stat().st_mode):
+            return str(node)
+    pytest.skip("no block device node on this host")
+
+
+def test_device_backend_with_its_safety_keys_is_valid(scratch_inventory):
+    device = a_block_device()
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d["spillway_backends"].update(
+        disk={"kind": "device", "device": device, "fstype": "xfs", "destructive_ok": True, "wipe": False}))
+    assert inventory.load("local").backends["disk"]["device"] == device
+
+
+@pytest.mark.parametrize("fields, field, message", [
+    ({"device": "/dev/sdz"}, "spillway_backends.disk", "'fstype' is a required property"),
+    ({"device": "/dev/sdz", "fstype": "btrfs"}, "spillway_backends.disk.fstype", "'btrfs' is not one of"),
+    ({"device": "sdz", "fstype": "ext4"}, "spillway_backends.disk.device", "does not match"),
+    ({"device": "/dev/sdz", "fstype": "ext4", "destructive_ok": "yes"}, "spillway_backends.disk.destructive_ok",
+     "is not of type 'boolean'"),
+    ({"device": "/dev/sdz", "fstype": "ext4", "size_gib": 8}, "spillway_backends.disk",
+     "Additional properties are not allowed ('size_gib'"),
+])
+def test_device_backend_fields_are_validated(scratch_inventory, fields, field, message):
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d["spillway_backends"].update(disk={"kind": "device", **fields}))
+    assert any(f"group_vars/all.yml: {field}: " in p and message in p for p in problems_of("local"))
+
+
+def test_device_wipe_without_destructive_ok_and_a_shared_device_are_refused(scratch_inventory):
+    device = a_block_device()
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d["spillway_backends"].update(
+        one={"kind": "device", "device": device, "fstype": "ext4", "wipe": True},
+        two={"kind": "device", "device": device, "fstype": "ext4", "destructive_ok": True}))
+    problems = problems_of("local")
+    assert any("spillway_backends.one.wipe: true has no effect without destructive_ok" in p for p in problems)
+    assert any("spillway_backends.two.device" in p and "also the device of backend 'one'" in p for p in problems)
+
+
+def test_device_that_is_not_a_block_device_is_refused(scratch_inventory, tmp_path):
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d["spillway_backends"].update(
+        disk={"kind": "device", "device": "/dev/null", "fstype": "ext4", "destructive_ok": True}))
+    (problem,) = problems_of("local")
+    assert "spillway_backends.disk.device: /dev/null is not a block device" in problem
