@@ -18,7 +18,13 @@ PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
-.PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model preflight
+.PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model preflight \
+	cluster-up cluster-down
+
+# Emulated clusters (an inventory with spillway_emulation, docs/emulated-cluster.md) are network namespaces on this
+# machine: cluster-up creates them, teardown removes them after the usual teardown over SSH.
+EMULATED := $(shell grep -qs '^spillway_emulation:' inventories/$(CLUSTER)/group_vars/all.yml && echo yes)
+EMU      := $(PY) -m emulation
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -35,6 +41,9 @@ help: ## Show the targets and their variables
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
 	@echo "  make preflight [CLUSTER=$(CLUSTER)]  read-only checks of every host (SSH, root, Java, storage, space, ports, clock)"
 	@echo "  make teardown [CLUSTER=$(CLUSTER)]  stop daemons, remove emulated disks, mounts and throttles"
+	@echo "               (an emulated cluster such as emu: then its namespaces, sshds and keys too)"
+	@echo "  make cluster-up CLUSTER=emu  create the emulated nodes (namespaces, sshd, shaped links; idempotent)"
+	@echo "  make cluster-down CLUSTER=emu  remove the emulated nodes only (prefer make teardown)"
 	@echo "  make monitor  [CLUSTER=$(CLUSTER)]  the Prometheus, Pushgateway (and Grafana) URLs of the provisioned cluster"
 	@echo
 	@echo "Clusters: $$(ls inventories | grep -v '\.' | tr '\n' ' ')"
@@ -103,7 +112,17 @@ preflight: venv ## read-only checks of every host before provisioning, one table
 
 teardown: venv
 	@$(CHECK)
-	@$(PLAY) playbooks/teardown.yml
+	@$(if $(EMULATED),! $(EMU) is-up --cluster $(CLUSTER) || )$(PLAY) playbooks/teardown.yml
+	$(if $(EMULATED),@$(EMU) down --cluster $(CLUSTER))
+
+cluster-up: venv ## create an emulated cluster's nodes (docs/emulated-cluster.md)
+	@test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
+	@$(CHECK)
+	@$(EMU) up --cluster $(CLUSTER)
+
+cluster-down: venv ## remove an emulated cluster's nodes without the teardown playbook
+	@test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
+	@$(EMU) down --cluster $(CLUSTER)
 
 # The monitoring role writes the URLs on the controller (docs/monitoring.md); this reads them where that is this host.
 MONITORING_JSON := /var/lib/spillway/$(CLUSTER)/monitoring.json

@@ -219,7 +219,7 @@ def start_node(emulation, node, created):
     if node_pid(emulation, node):
         return
     log = open(emulation.node_dir(node) / "sshd.log", "ab")
-    process = subprocess.Popen(node_command(emulation, node), env=node_environment(emulation, node),
+    process = subprocess.Popen(node_command(emulation, node), env=node_environment(emulation, node, Path("/proc/self/mounts").read_text()),
                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     emulation.node_pid_file(node).write_text(f"{process.pid}\n")
     deadline = time.monotonic() + 10

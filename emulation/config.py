@@ -198,6 +198,13 @@ hostname "$NODE_NAME"
 # anything below /var/lib/spillway, deepest first.
 findmnt -rn -o TARGET,SOURCE | awk '$2 ~ "^/dev/loop" || $1 ~ "^/var/lib/spillway(/|$)" {print $1}' \
   | sort -r | while read -r target; do umount -l "$(printf '%b' "$target")" 2>/dev/null || true; done
+# `ip netns exec` gave the node a sysfs of its own network namespace, without the machine's mounts below /sys:
+# mount them again (the same cgroup v1 hierarchies, whose root blkio throttles the emulated disks use; tracefs).
+printf '%s\n' "$SYS_MOUNTS" | while read -r fstype source target options; do
+  [ -n "$fstype" ] || continue
+  mkdir -p "$target" && mount -t "$fstype" -o "$options" "$source" "$target" \
+    || echo "cannot mount $fstype at $target" >&2
+done
 mount --bind "$NODE_DIR/spillway" /var/lib/spillway
 mount --bind "$NODE_DIR/root" /root
 mount --bind "$NODE_DIR/tmp" /tmp
@@ -216,9 +223,22 @@ def node_command(emulation, node):
             "unshare", "--uts", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NODE_INIT]
 
 
-def node_environment(emulation, node):
+def sys_mounts(proc_mounts):
+    """The machine's mounts below /sys (from /proc/self/mounts), parents first, as NODE_INIT's SYS_MOUNTS lines
+    "fstype source target options"."""
+    lines = []
+    for line in proc_mounts.splitlines():
+        fields = line.split()
+        if len(fields) >= 4 and fields[1].startswith("/sys/"):
+            source, target, fstype, options = fields[:4]
+            lines.append(f"{fstype} {source} {target} {options}")
+    return "\n".join(lines)
+
+
+def node_environment(emulation, node, proc_mounts):
     return {"NODE_NAME": node.name, "NODE_DIR": str(emulation.node_dir(node)),
-            "NAMESPACE": node.namespace(emulation.prefix), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
+            "NAMESPACE": node.namespace(emulation.prefix), "SYS_MOUNTS": sys_mounts(proc_mounts),
+            "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}
 
 
 def is_own_loop_backing(backing_file, emulation):
