@@ -42,6 +42,7 @@ class Emulation:
     subnet: ipaddress.IPv4Network
     gateway: str
     nodes: tuple
+    nice: int = 0
 
     @property
     def bridge_namespace(self):
@@ -149,9 +150,12 @@ def from_settings(cluster, settings, hosts, host_vars, source="spillway_emulatio
         except EmulationError as err:
             problems.append(f"{source}: {host}: {err}")
         nodes.append(Node(host, address, str(root), rate))
+    nice = settings.get("nice", 0)
+    if not isinstance(nice, int) or not 0 <= nice <= 19:
+        problems.append(f"{source}: nice {nice!r} must be an integer from 0 to 19")
     if problems:
         raise EmulationError("\n".join(f"  - {p}" for p in problems))
-    return Emulation(cluster, prefix, state_dir, subnet, str(gateway), tuple(nodes))
+    return Emulation(cluster, prefix, state_dir, subnet, str(gateway), tuple(nodes), nice)
 
 
 def etc_hosts(emulation):
@@ -219,7 +223,7 @@ exec /usr/sbin/sshd -D -e -f "$NODE_DIR/sshd_config"
 
 def node_command(emulation, node):
     """argv that starts the node: its sshd inside the node's network, UTS and mount namespaces."""
-    return ["ip", "netns", "exec", node.namespace(emulation.prefix),
+    return ["nice", "-n", str(emulation.nice), "ip", "netns", "exec", node.namespace(emulation.prefix),
             "unshare", "--uts", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", NODE_INIT]
 
 
