@@ -1,0 +1,86 @@
+"""The emulated cluster `emu` for real: make cluster-up, Ansible over SSH on all four nodes, their identity and
+links, a second cluster-up that changes nothing, then make teardown and nothing of it left on the machine.
+
+Root, about a minute. Brings `emu` down at the end: do not run it while someone uses that cluster.
+"""
+import json
+import subprocess
+
+import pytest
+
+from emulation import cluster
+from emulation.config import load, rate_bits
+from spillway import REPO
+
+pytestmark = pytest.mark.integration
+
+CLUSTER = "emu"
+
+
+def sh(*argv, check=True, timeout=300):
+    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout)
+    if check:
+        assert result.returncode == 0, f"{' '.join(argv)}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def ansible(pattern, module, args=None):
+    argv = [str(REPO / ".venv/bin/ansible"), "-i", f"inventories/{CLUSTER}", pattern, "-m", module, "-o"]
+    return sh(*argv, *(["-a", args] if args else []), timeout=180)
+
+
+@pytest.fixture(scope="module")
+def emu():
+    emulation = load(CLUSTER)
+    assert cluster.leftovers(emulation) == [] or cluster.is_up(emulation), \
+        f"a half-built {CLUSTER} is on this machine: make teardown CLUSTER={CLUSTER} first"
+    sh("make", "cluster-up", f"CLUSTER={CLUSTER}")
+    yield emulation
+    sh("make", "teardown", f"CLUSTER={CLUSTER}", timeout=900)
+
+
+def test_every_node_answers_ansible_over_ssh(emu):
+    lines = ansible("all", "ping").stdout.splitlines()
+    assert sorted(line.split()[0] for line in lines if '"ping": "pong"' in line) == \
+        ["master", "worker1", "worker2", "worker3"]
+
+
+def test_each_node_has_its_hostname_address_hosts_and_private_dirs(emu):
+    script = ('echo "$(hostname) $(ip -4 -o addr show dev eth0 | awk \'{print $4}\') '
+              '$(ip route show default | awk \'{print $3}\') $(getent hosts worker3 | awk \'{print $1}\') '
+              '$(ls -A /var/lib/spillway | wc -l) $(stat -c %m /tmp)"')
+    seen = {}
+    for line in ansible("all", "shell", script).stdout.splitlines():
+        host, _, out = line.partition(" | CHANGED | rc=0 | (stdout) ")
+        seen[host] = out.split()
+    for node in emu.nodes:
+        # Every node resolves every other by name, and sees none of the machine's cluster roots in its own.
+        assert seen[node.name] == [node.name, f"{node.address}/24", emu.gateway, "10.77.0.13", "0", "/tmp"]
+
+
+def test_links_are_shaped_at_the_configured_rate_on_both_ends(emu):
+    state = cluster.status(emu)
+    for node in emu.nodes:
+        assert state["nodes"][node.name]["link_rate_bits"] == rate_bits(node.link_rate)
+        out = sh("tc", "-j", "-n", emu.bridge_namespace, "qdisc", "show", "dev", node.name).stdout
+        assert [q["options"]["rate"] * 8 for q in json.loads(out) if q["kind"] == "tbf"] == [rate_bits(node.link_rate)]
+
+
+def test_the_subnet_exists_only_inside_the_namespaces(emu):
+    assert "10.77.0." not in sh("ip", "-4", "addr").stdout
+    assert "10.77.0." not in sh("ip", "route").stdout
+
+
+def test_second_cluster_up_changes_nothing(emu):
+    pids = {n.name: cluster.node_pid(emu, n) for n in emu.nodes}
+    assert "already up" in sh("make", "cluster-up", f"CLUSTER={CLUSTER}").stdout
+    assert {n.name: cluster.node_pid(emu, n) for n in emu.nodes} == pids
+
+
+def test_teardown_leaves_nothing_behind(emu):
+    sh("make", "teardown", f"CLUSTER={CLUSTER}", timeout=900)
+    assert cluster.leftovers(emu) == []
+    namespaces = sh("ip", "netns", "list").stdout
+    assert "spw-emu" not in namespaces
+    assert not [p for p in sh("ps", "-eo", "args").stdout.splitlines() if str(emu.state_dir) in p]
+    # The fixture's own teardown then runs on nothing, as `make teardown` must.
