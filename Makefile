@@ -25,6 +25,7 @@ CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 # machine: cluster-up creates them, teardown removes them after the usual teardown over SSH.
 EMULATED := $(shell grep -qs '^spillway_emulation:' inventories/$(CLUSTER)/group_vars/all.yml && echo yes)
 EMU      := $(PY) -m emulation
+REQUIRE_EMULATED = test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
@@ -116,12 +117,12 @@ teardown: venv
 	$(if $(EMULATED),@$(EMU) down --cluster $(CLUSTER))
 
 cluster-up: venv ## create an emulated cluster's nodes (docs/emulated-cluster.md)
-	@test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
+	@$(REQUIRE_EMULATED)
 	@$(CHECK)
 	@$(EMU) up --cluster $(CLUSTER)
 
 cluster-down: venv ## remove an emulated cluster's nodes without the teardown playbook
-	@test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
+	@$(REQUIRE_EMULATED)
 	@$(EMU) down --cluster $(CLUSTER)
 
 # The monitoring role writes the URLs on the controller (docs/monitoring.md); this reads them where that is this host.
