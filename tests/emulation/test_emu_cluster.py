@@ -48,14 +48,18 @@ def test_every_node_answers_ansible_over_ssh(emu):
 def test_each_node_has_its_hostname_address_hosts_and_private_dirs(emu):
     script = ('echo "$(hostname) $(ip -4 -o addr show dev eth0 | awk \'{print $4}\') '
               '$(ip route show default | awk \'{print $3}\') $(getent hosts worker3 | awk \'{print $1}\') '
-              '$(ls -A /var/lib/spillway | wc -l) $(stat -c %m /tmp)"')
+              'roots=$(ls -A /var/lib/spillway | tr "\\n" , ) $(findmnt -n -o SOURCE /tmp)"')
     seen = {}
     for line in ansible("all", "shell", script).stdout.splitlines():
         host, _, out = line.partition(" | CHANGED | rc=0 | (stdout) ")
         seen[host] = out.split()
     for node in emu.nodes:
-        # Every node resolves every other by name, and sees none of the machine's cluster roots in its own.
-        assert seen[node.name] == [node.name, f"{node.address}/24", emu.gateway, "10.77.0.13", "0", "/tmp"]
+        name, address, gateway, worker3, roots, tmp = seen[node.name]
+        assert (name, address, gateway) == (node.name, f"{node.address}/24", emu.gateway)
+        assert worker3 == "10.77.0.13"  # every node resolves the others by name
+        # None of the machine's cluster roots in the node's /var/lib/spillway: at most its own (once provisioned).
+        assert roots in ("roots=", f"roots={node.spillway_root.rsplit('/', 1)[1]},")
+        assert tmp.endswith(f"[{emu.node_dir(node)}/tmp]")
 
 
 def test_links_are_shaped_at_the_configured_rate_on_both_ends(emu):
