@@ -17,7 +17,7 @@ def main(argv=None):
         emulation = load(args.cluster)
         if args.action == "up":
             created = cluster.up(emulation)
-            print(f"cluster {args.cluster}: " + ("created " + "; ".join(created) if created else "already up"))
+            print(f"cluster {args.cluster}: " + ("set up " + "; ".join(created) if created else "already up"))
         elif args.action == "down":
             removed = cluster.down(emulation)
             print(f"cluster {args.cluster}: " + ("removed " + "; ".join(removed) if removed else "nothing to remove"))

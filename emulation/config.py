@@ -209,6 +209,7 @@ printf '%s\n' "$SYS_MOUNTS" | while read -r fstype source target options; do
   mkdir -p "$target" && mount -t "$fstype" -o "$options" "$source" "$target" \
     || echo "cannot mount $fstype at $target" >&2
 done
+mkdir -p /var/lib/spillway /srv  # on a machine that never had a cluster
 mount --bind "$NODE_DIR/spillway" /var/lib/spillway
 mount --bind "$NODE_DIR/root" /root
 mount --bind "$NODE_DIR/tmp" /tmp
