@@ -300,5 +300,11 @@ def down(emulation):
             raise EmulationError(f"still mounted below {emulation.state_dir}: {', '.join(held)}; not removing it")
         shutil.rmtree(emulation.state_dir)
         removed.append(f"directory {emulation.state_dir}")
+    # The parent that `up` created for every emulated cluster's state, once the last one is gone.
+    if emulation.state_dir.parent.name == "spillway-emulation":
+        try:
+            emulation.state_dir.parent.rmdir()
+        except OSError:
+            pass  # absent, or other clusters' state is still in it
     return removed
 
