@@ -1,8 +1,11 @@
 """Faults during a bench: the run ends cleanly, the failure is marked, collected data is kept."""
 import subprocess
+import sys
 import time
 
 import pytest
+
+from spillway import REPO
 
 pytestmark = pytest.mark.integration
 
@@ -12,7 +15,7 @@ def collector_processes():
     return out.stdout.strip()
 
 
-def test_ctrl_c_stops_collectors_and_leaves_a_partial_run(bench_process):
+def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_process):
     bench = bench_process("--workloads", "fio-sweep")
     bench.wait_for_step("fio-sweep", ": run")
     time.sleep(5)
@@ -29,6 +32,19 @@ def test_ctrl_c_stops_collectors_and_leaves_a_partial_run(bench_process):
     assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "points measured before Ctrl-C are kept"
     assert not collector_processes()
     assert "interrupted" in output
+
+    # RESUME: the same run finished later; only the interrupted workload runs again, its first attempt kept aside
+    resumed = subprocess.run([sys.executable, "-m", "spillway", "bench", "--resume", str(bench.run_dir)], cwd=REPO,
+                             capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=1200)
+    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-2000:]
+    manifest = bench.manifest()
+    assert manifest["status"] == "completed"
+    assert manifest["resumed"][0]["from_status"] == "interrupted"
+    (fio,) = manifest["workloads"]
+    assert fio["status"] == "ok" and fio["attempts"][0]["status"] == "interrupted"
+    assert (bench.run_dir / "attempts" / "fio-sweep.attempt-1").is_dir()
+    assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "the resumed attempt measured again"
+    assert "fio-sweep" in (bench.run_dir / "report.html").read_text()
 
 
 def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_process):
