@@ -17,7 +17,7 @@ import math
 
 import pandas as pd
 
-from .iomodel import Bandwidths, Configuration, StageModel, io_terms
+from .iomodel import STAGE_IDENTITY, Bandwidths, Configuration, StageModel, io_terms
 
 RESOURCES = ("cpu", "disk", "network")
 # A node's network when nothing says otherwise: 10 Gb/s, the I/O-aware paper's cluster (Table I).
@@ -46,10 +46,10 @@ def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidth
                       network_bytes_per_s: float = DEFAULT_NETWORK_BYTES_PER_S, faster: float = 2.0) -> pd.DataFrame:
     """One row per stage of a measured configuration: ideal CPU, disk and network seconds, the bottleneck,
     the modeled time and the what-ifs (each resource infinitely fast, and `faster` times faster)."""
-    by_key = {(m.app, m.stage_id, m.name): m for m in models}
+    by_identity = {m.identity: m for m in models}
     rows = []
     for _, stage in config.stages.iterrows():
-        model = by_key.get((int(stage["app"]), int(stage["stage_id"]), str(stage["name"])))
+        model = by_identity.get(tuple(stage[STAGE_IDENTITY]))
         if model is None:
             continue
         terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
@@ -59,8 +59,8 @@ def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidth
                  "network": ideal_io_s((stage["shuffle_remote_bytes_read"] or 0.0) / config.nodes, network_bytes_per_s)}
         measured = float(stage["duration_s"])
         bottleneck = max(ideal, key=ideal.get)
-        row = {"workload": config.workload, "sweep": config.sweep, "app": model.app, "stage_id": model.stage_id,
-               "name": model.name, "measured_s": measured, "bottleneck": bottleneck,
+        row = {"workload": config.workload, "sweep": config.sweep, **{k: stage[k] for k in STAGE_IDENTITY},
+               "stage_id": int(stage["stage_id"]), "measured_s": measured, "bottleneck": bottleneck,
                "modeled_s": max(ideal.values()),
                **{f"ideal_{r}_s": ideal[r] for r in RESOURCES}}
         for resource in RESOURCES:

@@ -54,7 +54,7 @@ def render_text(result: dict) -> str:
               "measured", "error"]
     table = [header]
     for r in stages.to_dict("records"):
-        table.append([f"{r['workload']} {r['sweep']}".strip(), f"app {r['app']} s{r['stage_id']}", str(r["name"])[:38],
+        table.append([f"{r['workload']} {r['sweep']}".strip(), iomodel.stage_label(r), str(r["name"])[:38],
                       f"{r['tasks']} tasks", iomodel.fmt(r["t_scale_s"], "s"), iomodel.fmt(r["t_read_limit_s"], "s"),
                       iomodel.fmt(r["t_write_limit_s"], "s"), iomodel.fmt(r["predicted_s"], "s"), r["bound"],
                       iomodel.fmt(r.get("measured_s"), "s"), iomodel.fmt(r.get("error_pct"), "%", 1)])

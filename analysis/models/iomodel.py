@@ -42,7 +42,17 @@ PATHS = {
 }
 ROLES = ("hdfs", "local")
 DIRECTIONS = ("read", "write")
+# A stage attempt's rows within one run (attempts are summed under it).
 STAGE_KEY = ["app", "stage_id", "name"]
+# A stage across runs. Stage ids are not deterministic: TPC-H submits a query's broadcast stages from
+# concurrent threads, so the same scan gets another id in another run. What the stage is does not change:
+# its application (by start order), job group (TPC-H's query), call site, task count, and among stages equal
+# in all of these, its rank by what it read and wrote (ties: submission order).
+STAGE_IDENTITY = ["app", "job_group", "name", "num_tasks", "ordinal"]
+IDENTITY_ORDER = ["input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes", "submitted_ms"]
+# Below this measured time a stage is mostly scheduling and JVM warm-up (TPC-H SF 0.1: 40-300 ms stages whose
+# jitter alone is tens of percent); the error figures are also given over the stages at or above it.
+MIN_STAGE_S = 1.0
 # Request size assumed when a stage's device requests were not traced: the block layer's large-request
 # regime for HDFS blocks; shuffle/spill use the paper's per-reducer / map-outputs estimate instead.
 UNTRACED_HDFS_REQUEST_BYTES = 1 << 20
@@ -213,17 +223,29 @@ def _cores(declared, executors: pd.DataFrame, workload_id: str, nodes: int) -> i
 
 def stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
     """Per stage of one workload run (attempts summed), keyed by application order, stage id and name as in
-    metrics.stage_time_by_cores; `rows` lists the stage table's row indexes of its attempts."""
+    metrics.stage_time_by_cores, with its identity across runs (STAGE_IDENTITY); `rows` lists the stage
+    table's row indexes of its attempts."""
     if stages.empty:
-        return pd.DataFrame(columns=STAGE_KEY)
+        return pd.DataFrame(columns=STAGE_KEY + STAGE_IDENTITY)
     first = stages.groupby("app_id")["submission_time_ms"].min().rank(method="dense").astype(int)
-    frame = stages.assign(app=stages["app_id"].map(first), row=stages.index)
+    groups = stages["job_group"].fillna("") if "job_group" in stages else ""
+    frame = stages.assign(app=stages["app_id"].map(first), row=stages.index, job_group=groups)
     sums = {c: (c, "sum") for c in ("duration_s", "executor_run_time_s", "executor_cpu_time_s",
                                    "shuffle_remote_bytes_read", *{p[0] for p in PATHS.values()})}
     grouped = frame.groupby(STAGE_KEY, dropna=False).agg(num_tasks=("num_tasks", "max"),
+                                                          job_group=("job_group", "first"),
                                                           submitted_ms=("submission_time_ms", "min"),
                                                           rows=("row", list), **sums)
-    return grouped.reset_index().sort_values(["app", "submitted_ms"], ignore_index=True)
+    return with_identity(grouped.reset_index()).sort_values(["app", "submitted_ms"], ignore_index=True)
+
+
+def with_identity(rows: pd.DataFrame) -> pd.DataFrame:
+    """`ordinal`: the rank of each stage among the stages of its run with the same application, job group,
+    name and task count, ordered by IDENTITY_ORDER (so the identity does not depend on stage ids)."""
+    rows = rows.assign(num_tasks=rows["num_tasks"].fillna(0).astype(int), job_group=rows["job_group"].fillna(""))
+    ranked = rows.sort_values(IDENTITY_ORDER + ["stage_id"], kind="stable")
+    ordinal = ranked.groupby(["app", "job_group", "name", "num_tasks"], dropna=False).cumcount()
+    return rows.assign(ordinal=ordinal.reindex(rows.index).astype(int))
 
 
 def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple[str, str], str]) -> pd.DataFrame:
@@ -306,9 +328,11 @@ class StageModel:
     workload: str
     sweep: str
     app: int
-    stage_id: int
+    stage_id: int              # in the first profiling run; other runs may number the same stage otherwise
     name: str
     tasks: int
+    job_group: str
+    ordinal: int
     t_avg_s: float
     delta_scale_s: float
     delta_read_s: float
@@ -319,9 +343,13 @@ class StageModel:
     io_fit: str
     io_bound_in_scale_runs: bool = False
 
+    @property
+    def identity(self) -> tuple:
+        return self.app, self.job_group, self.name, self.tasks, self.ordinal
+
     def as_dict(self) -> dict:
         return {"workload": self.workload, "sweep": self.sweep, "app": self.app, "stage_id": self.stage_id,
-                "name": self.name, "tasks": self.tasks, "t_avg_s": self.t_avg_s, "delta_scale_s": self.delta_scale_s,
+                "name": self.name, "tasks": self.tasks, "job_group": self.job_group, "ordinal": self.ordinal, "t_avg_s": self.t_avg_s, "delta_scale_s": self.delta_scale_s,
                 "delta_read_s": self.delta_read_s, "delta_write_s": self.delta_write_s,
                 "data_bytes": self.data_bytes, "request_bytes": self.request_bytes,
                 "scale_fit": self.scale_fit, "io_fit": self.io_fit}
@@ -387,7 +415,8 @@ def io_terms(model: StageModel, hdfs: str, local: str, nodes: int, bandwidths: B
 
 def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: set, bandwidths: Bandwidths,
                map_outputs: int) -> StageModel:
-    app, stage_id, name = key
+    app, job_group, name, _tasks, ordinal = key
+    stage_id = points[0][1]["stage_id"]
     scale_points = [(c, r) for c, r in points if (c.hdfs, c.local) in fast] or points
     tasks = int(max(r["num_tasks"] for _, r in points))
     w = np.array([waves(int(r["num_tasks"]), c.nodes, c.cores) for c, r in scale_points])
@@ -411,7 +440,7 @@ def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: 
         logical = float(np.mean([r[column] or 0 for _, r in points]))
         data[path], sizes[path] = logical * fraction, size
     model = StageModel(workload=points[0][0].workload, sweep=points[0][0].sweep, app=int(app), stage_id=int(stage_id),
-                       name=str(name), tasks=tasks, t_avg_s=float(t_avg), delta_scale_s=float(delta),
+                       name=str(name), tasks=tasks, job_group=str(job_group), ordinal=int(ordinal), t_avg_s=float(t_avg), delta_scale_s=float(delta),
                        delta_read_s=0.0, delta_write_s=0.0, data_bytes=data, request_bytes=sizes, scale_fit=fit,
                        io_fit="no profiling run was I/O-bound: delta_io = 0")
 
@@ -444,7 +473,7 @@ def _map_outputs(rows: pd.DataFrame) -> dict:
             continue
         earlier = rows[(rows["app"] == row["app"]) & (rows["shuffle_write_bytes"] > 0)
                        & (rows["submitted_ms"] < row["submitted_ms"])]
-        outputs[tuple(row[STAGE_KEY])] = int(earlier["num_tasks"].iloc[-1]) if not earlier.empty else 1
+        outputs[tuple(row[STAGE_IDENTITY])] = int(earlier["num_tasks"].iloc[-1]) if not earlier.empty else 1
     return outputs
 
 
@@ -465,7 +494,7 @@ def fit(configs: list[Configuration], bandwidths: Bandwidths) -> dict[tuple[str,
         for config in group:
             map_outputs.update(_map_outputs(config.stages))
             for _, row in config.stages.iterrows():
-                points.setdefault(tuple(row[STAGE_KEY]), []).append((config, row))
+                points.setdefault(tuple(row[STAGE_IDENTITY]), []).append((config, row))
         order = sorted(points, key=lambda k: (k[0], min(r["submitted_ms"] for _, r in points[k]) - min(
             c.stages["submitted_ms"].min() for c, _ in points[k])))
         models[key] = [_fit_stage(k, points[k], fast, bandwidths, map_outputs.get(k, 1)) for k in order]
@@ -505,7 +534,8 @@ def predict_stage(model: StageModel, target: Target, bandwidths: Bandwidths) -> 
     candidates = {"scale (CPU, P)": max(t_scale, 0.0), "read": max(t_read, 0.0), "write": max(t_write, 0.0)}
     bound = max(candidates, key=candidates.get)
     return {"workload": model.workload, "sweep": model.sweep, "app": model.app, "stage_id": model.stage_id,
-            "name": model.name, "tasks": model.tasks, "t_scale_s": candidates["scale (CPU, P)"],
+            "name": model.name, "tasks": model.tasks, "job_group": model.job_group, "ordinal": model.ordinal,
+            "num_tasks": model.tasks, "t_scale_s": candidates["scale (CPU, P)"],
             "t_read_limit_s": candidates["read"], "t_write_limit_s": candidates["write"],
             "predicted_s": candidates[bound], "bound": bound, "io_paths": terms["paths"]}
 
@@ -516,43 +546,69 @@ def predict(models: dict, target: Target, bandwidths: Bandwidths) -> pd.DataFram
 
 
 def measured_stage_times(configs: list[Configuration], target: Target) -> pd.DataFrame:
-    """Median stage seconds of the configurations that ran exactly the target (same profiles, P and N)."""
-    frames = [c.stages[STAGE_KEY + ["duration_s"]].assign(workload=c.workload, sweep=c.sweep, run_s=c.run_s)
+    """Median stage seconds of the configurations that ran exactly the target (same profiles, P and N), per
+    stage identity; `measured_stage_id` is the stage's id in the first of them."""
+    frames = [c.stages[STAGE_IDENTITY + ["stage_id", "duration_s"]].assign(workload=c.workload, sweep=c.sweep)
               for c in configs if (c.hdfs, c.local, c.cores, c.nodes) ==
               (target.hdfs, target.local, target.cores, target.nodes)]
     if not frames:
-        return pd.DataFrame(columns=["workload", "sweep", *STAGE_KEY, "measured_s", "measured_runs"])
+        return pd.DataFrame(columns=["workload", "sweep", *STAGE_IDENTITY, "measured_stage_id", "measured_s",
+                                     "measured_runs"])
     joined = pd.concat(frames, ignore_index=True)
-    return (joined.groupby(["workload", "sweep", *STAGE_KEY], dropna=False)
-            .agg(measured_s=("duration_s", "median"), measured_runs=("duration_s", "size")).reset_index())
+    return (joined.groupby(["workload", "sweep", *STAGE_IDENTITY], dropna=False)
+            .agg(measured_stage_id=("stage_id", "first"), measured_s=("duration_s", "median"),
+                 measured_runs=("duration_s", "size")).reset_index())
 
 
 def with_errors(predicted: pd.DataFrame, measured: pd.DataFrame) -> pd.DataFrame:
-    """Predicted joined with measured; error_pct = (predicted - measured) / measured x 100."""
+    """Predicted joined with measured by stage identity; error_pct = (predicted - measured) / measured x 100."""
     if predicted.empty:
         return predicted
-    joined = predicted.merge(measured, on=["workload", "sweep", *STAGE_KEY], how="left") \
-        if not measured.empty else predicted.assign(measured_s=np.nan, measured_runs=0)
+    joined = predicted.merge(measured, on=["workload", "sweep", *STAGE_IDENTITY], how="left") \
+        if not measured.empty else predicted.assign(measured_stage_id=np.nan, measured_s=np.nan, measured_runs=0)
     joined["error_pct"] = 100.0 * (joined["predicted_s"] - joined["measured_s"]) / joined["measured_s"]
     return joined
 
 
-def error_summary(joined: pd.DataFrame) -> dict:
-    """Median absolute stage error and the worst stage (%), per workload and over all; app = sum of stages."""
+def stage_label(row) -> str:
+    """`app 1 s16`, with the measured run's stage id when there is one (the one to look up in its report)."""
+    measured = row.get("measured_stage_id")
+    stage_id = row["stage_id"] if measured is None or pd.isna(measured) else measured
+    return f"app {int(row['app'])} s{int(stage_id)}"
+
+
+def error_figures(group: pd.DataFrame) -> dict:
+    """Over the stages of `group` that have a measurement: how many, the median and worst absolute stage error
+    and the time-weighted error sum |predicted - measured| / sum measured (%); None where there are none."""
+    have = group.dropna(subset=["measured_s"])
+    if have.empty:
+        return {"stages": 0, "median_abs_error_pct": None, "worst_abs_error_pct": None, "weighted_error_pct": None}
+    absolute = have["error_pct"].abs()
+    return {"stages": int(len(have)), "median_abs_error_pct": float(absolute.median()),
+            "worst_abs_error_pct": float(absolute.max()),
+            "weighted_error_pct": float(100 * (have["predicted_s"] - have["measured_s"]).abs().sum()
+                                        / have["measured_s"].sum())}
+
+
+def error_summary(joined: pd.DataFrame, min_stage_s: float = MIN_STAGE_S) -> dict:
+    """Median absolute stage error and the worst stage (%), per workload and over all; app = sum of stages.
+    Per workload the figures over every stage (`all`) and over the stages measured at `min_stage_s` or longer
+    (`long`), each with the number of stages it covers."""
     have = joined.dropna(subset=["measured_s"]) if "measured_s" in joined else joined.iloc[0:0]
-    summary = {"stages_compared": int(len(have))}
+    summary = {"stages_compared": int(len(have)), "min_stage_s": min_stage_s}
     if have.empty:
         return summary
     absolute = have["error_pct"].abs()
     worst = have.loc[absolute.idxmax()]
     summary.update(median_abs_error_pct=float(absolute.median()), worst_stage_error_pct=float(worst["error_pct"]),
-                   worst_stage=f"{worst['workload']} app {worst['app']} s{worst['stage_id']} {worst['name']}")
+                   worst_stage=f"{worst['workload']} {stage_label(worst)} {worst['name']}")
     apps = []
     for (workload, sweep), group in have.groupby(["workload", "sweep"], dropna=False):
         predicted, measured = group["predicted_s"].sum(), group["measured_s"].sum()
         apps.append({"workload": workload, "sweep": sweep, "predicted_s": float(predicted),
                      "measured_s": float(measured), "error_pct": float(100 * (predicted - measured) / measured),
-                     "median_abs_stage_error_pct": float(group["error_pct"].abs().median())})
+                     "median_abs_stage_error_pct": float(group["error_pct"].abs().median()),
+                     "all": error_figures(group), "long": error_figures(group[group["measured_s"] >= min_stage_s])})
     summary["workloads"] = apps
     return summary
 

@@ -30,12 +30,12 @@ def model_section(run_dir: Path) -> dict:
                                      iomodel.measured_stage_times(repeats, target))
         own = iomodel.fit(repeats, bandwidths)[config.key]
         limits = bottleneck.stage_bottlenecks(config, own, bandwidths)
-        merged = joined.merge(limits.drop(columns=["measured_s"]), on=["workload", "sweep", "app", "stage_id", "name"],
-                              how="left")
+        merged = joined.merge(limits.drop(columns=["measured_s", "stage_id"]),
+                              on=["workload", "sweep", *iomodel.STAGE_IDENTITY], how="left")
         rows = []
         for r in merged.to_dict("records"):
             resource = r.get("bottleneck")
-            rows.append({"stage": f"app {r['app']} s{r['stage_id']}", "name": r["name"], "tasks": r["tasks"],
+            rows.append({"stage": iomodel.stage_label(r), "name": r["name"], "tasks": r["tasks"],
                          "t_scale": iomodel.fmt(r["t_scale_s"], "s"), "read": iomodel.fmt(r["t_read_limit_s"], "s"),
                          "write": iomodel.fmt(r["t_write_limit_s"], "s"), "predicted": iomodel.fmt(r["predicted_s"], "s"),
                          "bound": r["bound"], "measured": iomodel.fmt(r["measured_s"], "s"),

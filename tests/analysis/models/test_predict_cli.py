@@ -65,7 +65,7 @@ def test_other_cores_and_nodes_and_bad_targets(results):
     done = _predict(results, "20261121-210201-hdd", "--to", "ssd", "--cores", "1", "--nodes", "4", "--json")
     out = json.loads(done.stdout)
     assert out["target"]["executor_cores_per_node"] == 1 and out["target"]["nodes"] == 4
-    assert "measured_s" in out["stages"][0] and out["errors"] == {"stages_compared": 0}
+    assert "measured_s" in out["stages"][0] and out["errors"] == {"stages_compared": 0, "min_stage_s": 1.0}
     text = _predict(results, "20261121-210201-hdd", "--to", "ssd", "--cores", "1").stdout
     # columns t_scale, read limit, write limit, predicted: the fourth number in seconds
     total = sum(float(re.findall(r"(\d+\.\d+) s\b", line)[3]) for line in text.splitlines()
