@@ -62,3 +62,11 @@ def test_comparison_on_recorded_runs():
     hdd_to_nvme = next(r for r in rows if r["profile"] == "hdd only")
     assert hdd_to_nvme["median_abs_stage_error_pct"] < 10 and hdd_to_nvme["worst_stage_error_pct"] < 20
     assert "== summary" in text and "goal <= 10 %" in text
+    # `all` covers every stage; `long` only the stages measured >= 1 s, and says how many
+    for r in rows:
+        assert r["all"]["stages"] == 3 and 0 <= r["long"]["stages"] <= 3
+    assert "stages measured >= 1 s" in text and "over all, stages >= 1 s (" in text
+    short, short_rows = validate_model.compare([RUNS / "terasort-matrix"], [RUNS / "terasort-hdd"],
+                                               [RUNS / "fio-sweep"], min_stage_s=1e6)
+    assert all(r["long"]["stages"] == 0 for r in short_rows) and all(r["all"]["stages"] == 3 for r in short_rows)
+    assert "stages measured >= 1e+06 s" in short and "over all, stages >= 1e+06 s: no stage" in short
