@@ -190,9 +190,12 @@ class Bench:
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
         if self.placement:  # extra vars beat group_vars: every playbook sees the placement being measured
             extra["spillway_placement"] = self.placement
-        if self.monitoring_override is not None:
-            extra["spillway_monitoring"] = self.monitoring_override
+        extra.update(self._monitoring_vars())
         return run_playbook(self.inventory.name, playbook, extra, self.run.path / "logs" / f"{log_name}.log")
+
+    def _monitoring_vars(self):
+        """The MONITORING=0/1 override as extra vars, for every playbook this bench runs (none without one)."""
+        return {} if self.monitoring_override is None else {"spillway_monitoring": self.monitoring_override}
 
     def _progress(self, label):
         self.step_no += 1
@@ -282,8 +285,7 @@ class Bench:
         """Every host checked read-only (playbooks/preflight.yml) before anything is touched: one table."""
         say("preflight: ssh, privileges, java, storage paths, free space, ports, clock of every host ...")
         with self.run.step("preflight", log="logs/preflight.log", table="preflight.json"):
-            extra = None if self.monitoring_override is None else {"spillway_monitoring": self.monitoring_override}
-            ok, _ = check_hosts(self.inventory, run_dir=self.run.path, extra_vars=extra)
+            ok, _ = check_hosts(self.inventory, run_dir=self.run.path, extra_vars=self._monitoring_vars() or None)
             if not ok:
                 raise StepFailed(f"preflight failed: nothing was touched; the table above names each problem and "
                                  f"its fix ({self.run.path / 'preflight.json'})")
