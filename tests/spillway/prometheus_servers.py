@@ -97,7 +97,10 @@ def running(work: Path, node="node1", cluster="test", textfile_dir: Path | None 
     (work / "prometheus.yml").write_text(json.dumps(config))  # JSON is YAML
     with ExitStack() as stack:
         stack.enter_context(_process(
-            ["prometheus-pushgateway", f"--web.listen-address=127.0.0.1:{ports['pushgateway']}"],
+            # Debian's build persists to /var/lib/prometheus/pushgateway.data by default: every test's pushes
+            # would come back in the next test's Pushgateway
+            ["prometheus-pushgateway", f"--web.listen-address=127.0.0.1:{ports['pushgateway']}",
+             f"--persistence.file={work / 'pushgateway.data'}"],
             work / "pushgateway.log", f"http://127.0.0.1:{ports['pushgateway']}/-/ready"))
         stack.enter_context(_process(
             ["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{ports['node']}",
