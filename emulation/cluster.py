@@ -100,7 +100,7 @@ def status(emulation):
     loops, _ = own_loops(emulation)
     return {"cluster": emulation.cluster, "bridge_namespace": emulation.bridge_namespace in namespaces,
             "nodes": nodes, "loops": sorted(loops), "throttles": throttle_rules({m for m, _ in loops.values()}),
-            "state_dir": emulation.state_dir.exists()}
+            "machine_link": emulation.machine_link in machine_links(), "state_dir": emulation.state_dir.exists()}
 
 
 def leftovers(emulation):
@@ -109,6 +109,8 @@ def leftovers(emulation):
     loops, _ = own_loops(emulation)
     found += [f"loop device {name} ({backing})" for name, (_, backing) in sorted(loops.items())]
     found += [f"throttle rule {knob} {majmin}" for knob, majmin in throttle_rules({m for m, _ in loops.values()})]
+    if emulation.machine_link in machine_links():
+        found.append(f"network link {emulation.machine_link}")
     found += [f"mount {target}" for target in mounts_below(emulation.state_dir)]
     if emulation.state_dir.exists():
         found.append(f"directory {emulation.state_dir}")
@@ -128,6 +130,13 @@ def check_machine(emulation):
                              f"apt-get install --no-install-recommends {' '.join(missing)}")
     if os.geteuid() != 0:
         raise EmulationError("the emulation needs root (network namespaces, mounts, loop devices)")
+    if emulation.machine_address and emulation.machine_link not in machine_links():
+        routes = json.loads(run(["ip", "-j", "route", "show", "to", "match", str(emulation.gateway)]).stdout or "[]")
+        taken = [r for r in routes if r.get("dst") != "default"]
+        if taken:
+            raise EmulationError(f"the machine already routes {emulation.subnet} ({taken[0].get('dst')} dev "
+                                 f"{taken[0].get('dev')}): choose another subnet in spillway_emulation, or remove "
+                                 "machine_address to keep the cluster network off the machine")
     for node in emulation.nodes:
         # A machine-level cluster root of the same name would make its loop devices look like this node's.
         if Path(node.spillway_root).exists() and not emulation.node_dir(node).exists():
@@ -213,6 +222,27 @@ def ensure_network(emulation, created):
         run(["ip", "-n", ns, "route", "replace", "default", "via", emulation.gateway])
         ensure_link_rate(bridge_ns, node.name, node.link_rate, created)
         ensure_link_rate(ns, "eth0", node.link_rate, created)
+    if emulation.machine_address:
+        ensure_machine_link(emulation, created)
+
+
+def machine_links():
+    return {link["ifname"] for link in json.loads(run(["ip", "-j", "link", "show"]).stdout or "[]")}
+
+
+def ensure_machine_link(emulation, created):
+    """The machine's own address in the cluster network, as a real cluster's controller host has one: the bench
+    on the machine reads the master's Prometheus and pushes workload markers to its Pushgateway over it. Its peer
+    is a port of the bridge like a node's; deleting the bridge namespace removes both ends."""
+    if emulation.machine_link not in machine_links():
+        run(["ip", "-n", emulation.bridge_namespace, "link", "add", "name", "machine", "type", "veth",
+             "peer", "name", emulation.machine_link, "netns", "1"])
+        created.append(f"veth {emulation.bridge_namespace}/machine <-> {emulation.machine_link} "
+                       f"({emulation.machine_address})")
+    run(["ip", "-n", emulation.bridge_namespace, "link", "set", "dev", "machine", "master", "br0", "up"])
+    run(["ip", "addr", "replace", f"{emulation.machine_address}/{emulation.subnet.prefixlen}",
+         "dev", emulation.machine_link])
+    run(["ip", "link", "set", emulation.machine_link, "up"])
 
 
 def start_node(emulation, node, created):
@@ -290,6 +320,10 @@ def down(emulation):
     if stopped:
         removed.append(f"{stopped} processes")
     removed += remove_loops(emulation)  # their mount namespaces died with the processes: nothing holds them
+    if emulation.machine_link in machine_links():
+        # explicitly: a deleted namespace's veths go later, in the kernel's deferred namespace cleanup
+        run(["ip", "link", "delete", emulation.machine_link])
+        removed.append(f"network link {emulation.machine_link}")
     for ns in emulation.namespaces:
         if ns in existing_namespaces():
             run(["ip", "netns", "delete", ns])

@@ -43,6 +43,12 @@ class Emulation:
     gateway: str
     nodes: tuple
     nice: int = 0
+    machine_address: str | None = None
+
+    @property
+    def machine_link(self):
+        """The machine's end of its veth into the bridge (in the root namespace; at most 15 characters)."""
+        return f"{self.prefix[:13]}-m"
 
     @property
     def bridge_namespace(self):
@@ -122,6 +128,16 @@ def from_settings(cluster, settings, hosts, host_vars, source="spillway_emulatio
         problems.append(f"{source}: link_rates.{host}: no such host in hosts.yml")
 
     nodes, seen_addresses, seen_roots = [], {str(gateway): "the gateway"}, {}
+    machine_address = settings.get("machine_address")
+    if machine_address is not None:
+        try:
+            if ipaddress.ip_address(str(machine_address)) not in subnet:
+                problems.append(f"{source}: machine_address {machine_address} is not in {subnet}")
+        except ValueError:
+            problems.append(f"{source}: machine_address '{machine_address}' must be an address in {subnet}")
+        if str(machine_address) in seen_addresses:
+            problems.append(f"{source}: machine_address {machine_address} is also the gateway's")
+        seen_addresses[str(machine_address)] = "the machine (machine_address)"
     for host in hosts:
         hvars = host_vars.get(host, {})
         where = f"hosts.yml: {host}"
@@ -155,7 +171,8 @@ def from_settings(cluster, settings, hosts, host_vars, source="spillway_emulatio
         problems.append(f"{source}: nice {nice!r} must be an integer from 0 to 19")
     if problems:
         raise EmulationError("\n".join(f"  - {p}" for p in problems))
-    return Emulation(cluster, prefix, state_dir, subnet, str(gateway), tuple(nodes), nice)
+    return Emulation(cluster, prefix, state_dir, subnet, str(gateway), tuple(nodes), nice,
+                     None if machine_address is None else str(machine_address))
 
 
 def etc_hosts(emulation):

@@ -34,6 +34,14 @@ def test_emu_inventory_describes_four_nodes_reached_through_the_bridge_namespace
     assert "StrictHostKeyChecking=yes" in host_vars["ansible_ssh_common_args"]
 
 
+def test_the_machine_gets_an_address_on_the_bridge_only_when_asked():
+    assert load("emu").machine_address == "10.77.0.254"
+    assert load("emu").machine_link == "spw-emu-m"
+    assert emulation().machine_address is None
+    # an interface name has at most 15 characters, whatever the prefix
+    assert len(emulation({"prefix": "spw-a-very-long-prefix", "machine_address": "10.99.0.254"}).machine_link) <= 15
+
+
 def test_non_emulated_cluster_is_refused():
     with pytest.raises(EmulationError, match="not an emulated cluster"):
         load("local")
@@ -53,6 +61,9 @@ def test_per_host_link_rate_overrides_the_default():
     ({"link_rate": "fast"}, None, "not a tc rate"),
     ({"nice": 20}, None, "nice 20"),
     (None, {**HOST_VARS, "b": {**HOST_VARS["b"], "ansible_host": "10.99.0.10"}}, "is also a"),
+    ({"machine_address": "10.98.0.254"}, None, "machine_address 10.98.0.254 is not in"),
+    ({"machine_address": "10.99.0.1"}, None, "is also the gateway"),
+    ({"machine_address": "10.99.0.10"}, None, "10.99.0.10 is also the machine"),
     (None, {**HOST_VARS, "b": {**HOST_VARS["b"], "ansible_host": "10.99.0.1"}}, "is also the gateway"),
     (None, {**HOST_VARS, "b": {**HOST_VARS["b"], "ansible_host": "192.168.0.5"}}, "not in 10.99.0.0/24"),
     (None, {**HOST_VARS, "b": {**HOST_VARS["b"], "spillway_root": "/var/lib/spillway/t-a"}}, "each node needs its own"),

@@ -70,9 +70,14 @@ def test_links_are_shaped_at_the_configured_rate_on_both_ends(emu):
         assert [q["options"]["rate"] * 8 for q in json.loads(out) if q["kind"] == "tbf"] == [rate_bits(node.link_rate)]
 
 
-def test_the_subnet_exists_only_inside_the_namespaces(emu):
-    assert "10.77.0." not in sh("ip", "-4", "addr").stdout
-    assert "10.77.0." not in sh("ip", "route").stdout
+def test_the_machine_is_on_the_subnet_only_through_its_own_link(emu):
+    # as a controller host in a real cluster's network: one address, one route, both on the machine link
+    assert [line.split()[1] for line in sh("ip", "-4", "-o", "addr").stdout.splitlines() if "10.77.0." in line] \
+        == [emu.machine_link]
+    assert [line.split()[:3] for line in sh("ip", "route").stdout.splitlines() if "10.77.0." in line] \
+        == [["10.77.0.0/24", "dev", emu.machine_link]]
+    for node in emu.nodes:
+        sh("nc", "-z", "-w", "2", node.address, "22")
 
 
 def test_second_cluster_up_changes_nothing(emu):
@@ -85,6 +90,6 @@ def test_teardown_leaves_nothing_behind(emu):
     sh("make", "teardown", f"CLUSTER={CLUSTER}", timeout=900)
     assert cluster.leftovers(emu) == []
     namespaces = sh("ip", "netns", "list").stdout
-    assert "spw-emu" not in namespaces
+    assert "spw-emu" not in namespaces and "spw-emu" not in sh("ip", "link").stdout
     assert not [p for p in sh("ps", "-eo", "args").stdout.splitlines() if str(emu.state_dir) in p]
     # The fixture's own teardown then runs on nothing, as `make teardown` must.
