@@ -5,6 +5,7 @@ inventory without reading code.
 """
 import hashlib
 import os
+import shlex
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,30 @@ class Inventory:
     @property
     def placement(self):
         return self.variables["spillway_placement"]
+
+    def host_variable(self, host, name, default=None):
+        """A variable of `host` as hosts.yml and group_vars/all.yml give it (no templating)."""
+        return self.host_vars.get(host, {}).get(name, self.variables.get(name, default))
+
+    def spillway_root(self, host):
+        return self.host_variable(host, "spillway_root", f"/var/lib/spillway/{self.name}")
+
+    def ssh_command(self, host):
+        """ssh's argv reaching `host` as Ansible's ssh connection does, from the same inventory variables;
+        None for a local connection or when a variable it needs is templated (only Ansible can render it)."""
+        if self.host_variable(host, "ansible_connection", "ssh") == "local":
+            return None
+        names = {"ansible_port": "-p", "ansible_ssh_private_key_file": "-i", "ansible_user": "-l"}
+        given = {name: str(self.host_variable(host, name)) for name in [*names, "ansible_host",
+                 "ansible_ssh_common_args", "ansible_ssh_extra_args"] if self.host_variable(host, name) is not None}
+        if any("{{" in value for value in given.values()):
+            return None
+        argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
+        for name, option in names.items():
+            if name in given:
+                argv += [option, given[name]]
+        argv += shlex.split(given.get("ansible_ssh_common_args", "")) + shlex.split(given.get("ansible_ssh_extra_args", ""))
+        return argv + [given.get("ansible_host", host)]
 
     def emulated_profiles(self):
         return sorted({b["profile"] for b in self.backends.values() if b["kind"] == "emulated"})

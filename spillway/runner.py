@@ -6,6 +6,7 @@ time and is recorded in the manifest; a failed workload is marked failed and the
 with the next one; Ctrl-C stops the collectors and leaves a readable, partial run directory.
 """
 import json
+import queue
 import re
 import shlex
 import subprocess
@@ -38,35 +39,69 @@ def say(message):
 
 
 class Tail(threading.Thread):
-    """Echo new lines of a (local) step log, and a heartbeat while nothing is said."""
+    """Echo the new lines of a step log as the step writes them, and a heartbeat while nothing is said. The log is
+    read where it is written: a file on this machine, or over SSH (`ssh_argv`) on the host running the step."""
 
-    def __init__(self, path, label):
+    def __init__(self, path, label, ssh_argv=None):
         super().__init__(daemon=True)
-        self.path, self.label = Path(path) if path else None, label
+        self.path, self.label, self.ssh_argv = Path(path) if path else None, label, ssh_argv
         self.stopped = threading.Event()
+        self.remote = None
 
     def run(self):
         start = last = time.monotonic()
-        offset = 0
+        new_lines = self._remote_lines() if self.ssh_argv and self.path else self._local_lines()
         while not self.stopped.wait(1.0):
-            if self.path and self.path.exists():
-                with open(self.path, errors="replace") as f:
-                    f.seek(offset)
-                    chunk = f.read()
-                    offset = f.tell()
-                for line in chunk.splitlines():
-                    # skip JVM log lines (but not job progress) and indented detail such as counter dumps
-                    if line.strip() and not line[0].isspace() and (
-                            not LOG4J_LINE.match(line) or JOB_PROGRESS.search(line)):
-                        say(f"      {line.strip()[:160]}")
-                        last = time.monotonic()
+            for line in new_lines():
+                # skip JVM log lines (but not job progress) and indented detail such as counter dumps
+                if line.strip() and not line[0].isspace() and (
+                        not LOG4J_LINE.match(line) or JOB_PROGRESS.search(line)):
+                    say(f"      {line.strip()[:160]}")
+                    last = time.monotonic()
             if time.monotonic() - last >= HEARTBEAT_S:
                 say(f"      ... {self.label}: still running, {time.monotonic() - start:.0f} s")
                 last = time.monotonic()
 
+    def _local_lines(self):
+        offset = 0
+
+        def read():
+            nonlocal offset
+            if not (self.path and self.path.exists()):
+                return []
+            with open(self.path, errors="replace") as f:
+                f.seek(offset)
+                chunk = f.read()
+                offset = f.tell()
+            return chunk.splitlines()
+        return read
+
+    def _remote_lines(self):
+        # The remote tail ends when our end of the connection closes (its stdin reaches EOF): a remote `tail -F`
+        # would otherwise outlive the step on the host, since without a terminal it gets no hangup.
+        follow = f"tail -n +1 -F -- {shlex.quote(str(self.path))} 2>/dev/null & read -r _; kill $!"
+        self.remote = subprocess.Popen([*self.ssh_argv, follow], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.DEVNULL, text=True, errors="replace")
+        lines = queue.SimpleQueue()
+        threading.Thread(target=lambda: [lines.put(line) for line in self.remote.stdout], daemon=True).start()
+
+        def read():
+            found = []
+            while not lines.empty():
+                found.append(lines.get())
+            return found
+        return read
+
     def stop(self):
         self.stopped.set()
         self.join()
+        if self.remote:
+            try:
+                self.remote.stdin.close()
+                self.remote.wait(10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.remote.kill()
+                self.remote.wait()
 
 
 @dataclass
@@ -183,8 +218,8 @@ class Bench:
 
     # -- helpers ---------------------------------------------------------------------------------
     def _spillway_root(self):
-        """Where step logs appear on a local host (role common's default unless the inventory moves it)."""
-        return Path(self.inventory.variables.get("spillway_root", f"/var/lib/spillway/{self.inventory.name}"))
+        """The cluster root on this machine, for an all-local cluster (one host)."""
+        return Path(self.inventory.spillway_root(self.inventory.hosts[0]))
 
     def _play(self, playbook, log_name, **extra_vars):
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
@@ -201,11 +236,16 @@ class Bench:
         self.step_no += 1
         return f"[{self.step_no:>2}/{self.total_steps}] {label}"
 
-    def _timed_play(self, label, playbook, log_name, record=None, step_log=None, **extra_vars):
-        """Run a playbook as a recorded step with a progress line; raise StepFailed on failure."""
+    def _timed_play(self, label, playbook, log_name, record=None, step_host=None, **extra_vars):
+        """Run a playbook as a recorded step with a progress line; raise StepFailed on failure. A workload step's
+        log is echoed from `step_host`, the first host running its first command."""
         line = self._progress(label)
         say(f"{line} ...")
-        tail = Tail(step_log if self.inventory.all_local else None, label)
+        tail = Tail(None, label)
+        if step_host:
+            step_log = (Path(self.inventory.spillway_root(step_host)) / "runs" / self.run.manifest["run_id"]
+                        / "workload" / extra_vars["workload_id"] / f"{extra_vars['step']}.log")
+            tail = Tail(step_log, label, None if self.inventory.all_local else self.inventory.ssh_command(step_host))
         tail.start()
         started = time.monotonic()
         with self.run.step(label, record=record) as entry:
@@ -336,11 +376,11 @@ class Bench:
                              "workload-begin.yml", f"{wid}.begin", record=record["steps"], workload_id=wid,
                              drop_caches=self.drop_caches)
             for step in steps_with_commands(workload, params):
-                out = self._spillway_root() / "runs" / self.run.manifest["run_id"] / "workload" / wid
+                commands = workload.commands(step, params)
                 self._timed_play(f"{wid}: {step}", "workload-step.yml", f"{wid}.{step}",
-                                 record=record["steps"], step_log=out / f"{step}.log",
+                                 record=record["steps"], step_host=(self.inventory.groups[commands[0]["hosts"]] or [None])[0],
                                  workload_name=workload.name, workload_id=wid, step=step,
-                                 params=params, commands=workload.commands(step, params),
+                                 params=params, commands=commands,
                                  executor_cores=instance.executor_cores or "",
                                  pushgateway_url=self.monitoring.pushgateway_url or "")
             status = "ok"

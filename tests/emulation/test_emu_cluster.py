@@ -5,12 +5,15 @@ Root, about a minute. Brings `emu` down at the end: do not run it while someone 
 """
 import json
 import subprocess
+import time
 
 import pytest
 
 from emulation import cluster
 from emulation.config import load, rate_bits
 from spillway import REPO
+from spillway.inventory import load as load_inventory
+from spillway.runner import Tail
 
 pytestmark = pytest.mark.integration
 
@@ -78,6 +81,26 @@ def test_the_machine_is_on_the_subnet_only_through_its_own_link(emu):
         == [["10.77.0.0/24", "dev", emu.machine_link]]
     for node in emu.nodes:
         sh("nc", "-z", "-w", "2", node.address, "22")
+
+
+def test_a_log_growing_on_a_node_is_echoed_over_ssh_and_its_reader_ends_with_it(emu, capsys):
+    # how the bench shows a workload step's progress on a remote host
+    ssh = load_inventory(CLUSTER).ssh_command("worker1")
+    log = "/tmp/spillway-test-tail.log"
+    sh(*ssh, f"rm -f {log}")
+    tail = Tail(log, "test step", ssh)
+    tail.start()
+    try:
+        sh(*ssh, f"echo first line >> {log}; sleep 1; echo second line >> {log}")
+        shown, deadline = "", time.monotonic() + 20
+        while "second line" not in shown and time.monotonic() < deadline:
+            time.sleep(0.5)
+            shown += capsys.readouterr().out
+    finally:
+        tail.stop()
+    assert "first line" in shown and "second line" in shown
+    assert tail.remote.returncode is not None
+    assert not [p for p in sh("ps", "-eo", "args").stdout.splitlines() if log in p]
 
 
 def test_second_cluster_up_changes_nothing(emu):

@@ -157,3 +157,26 @@ def test_device_that_is_not_a_block_device_is_refused(scratch_inventory, tmp_pat
         disk={"kind": "device", "device": "/dev/null", "fstype": "ext4", "destructive_ok": True}))
     (problem,) = problems_of("local")
     assert "spillway_backends.disk.device: /dev/null is not a block device" in problem
+
+
+def test_ssh_command_reaches_a_host_as_ansible_does():
+    emu = inventory.load("emu")
+    argv = emu.ssh_command("worker2")
+    assert argv[0] == "ssh" and argv[-1] == "10.77.0.12"
+    assert ["-l", "root"] == argv[argv.index("-l"):argv.index("-l") + 2]
+    assert ["-i", "/var/lib/spillway-emulation/emu/ssh/id_ed25519"] == argv[argv.index("-i"):argv.index("-i") + 2]
+    # the common args are split as a shell splits them: the proxy command stays one argument
+    assert "ProxyCommand=ip netns exec spw-emu-net nc %h %p" in argv
+    assert "BatchMode=yes" in argv  # never a password prompt from a progress display
+
+
+def test_ssh_command_is_none_for_a_local_connection_and_templated_values(scratch_inventory):
+    assert inventory.load("local").ssh_command("localhost") is None
+    scratch_inventory("emu", "hosts.yml", lambda d: d["all"]["hosts"]["worker1"].update(
+        ansible_host="{{ lookup('env', 'WORKER1') }}"))
+    assert inventory.load("emu").ssh_command("worker1") is None
+
+
+def test_spillway_root_is_the_hosts_own():
+    assert inventory.load("emu").spillway_root("worker3") == "/var/lib/spillway/emu-worker3"
+    assert inventory.load("local").spillway_root("localhost") == "/var/lib/spillway/local"
