@@ -20,6 +20,7 @@ class PlaybookResult:
     log_path: Path
     changed: int = 0
     failures: list = field(default_factory=list)   # one readable excerpt per failed task
+    unreachable: list = field(default_factory=list)  # hosts that SSH lost during the play
 
     @property
     def ok(self):
@@ -66,6 +67,8 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
         match = RECAP.match(line)
         if match:
             result.changed += int(match["changed"])
+            if int(match["unreachable"]):
+                result.unreachable.append(match["host"])
     return result
 
 
@@ -83,3 +86,20 @@ def first_message(failures):
                     parts.append(follow.strip())
                 return " ".join(p for p in parts if p)
     return "see the log"
+
+
+# Causes that a failed task's output shows and a user can fix without reading the log: (pattern, what it means).
+KNOWN_CAUSES = [
+    (re.compile(r"No space left on device|ENOSPC|DiskOutOfSpaceException"), "a disk is full (No space left on device)"),
+]
+
+
+def known_causes(failures):
+    """'<what it means> on <hosts>' for each known cause in the failed tasks' output."""
+    found = {}
+    for block in failures:
+        hosts = [m["host"] for m in map(FAILURE_START.match, block.splitlines()) if m]
+        for pattern, meaning in KNOWN_CAUSES:
+            if pattern.search(block):
+                found.setdefault(meaning, []).extend(h for h in hosts if h not in found.get(meaning, []))
+    return [f"{meaning} on {', '.join(hosts) or 'a host'}" for meaning, hosts in found.items()]

@@ -18,7 +18,7 @@ from itertools import groupby
 from pathlib import Path
 
 from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
-from spillway.ansible import first_message, run_playbook
+from spillway.ansible import first_message, known_causes, run_playbook
 from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
 from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside, new_run_id,
@@ -255,10 +255,15 @@ class Bench:
                 tail.stop()
             entry["log"] = str(result.log_path.relative_to(self.run.path))
             entry["ansible_changed"] = result.changed
+            if result.unreachable:  # their outputs of this step are missing; the other hosts' are kept
+                entry["unreachable_hosts"] = result.unreachable
             if not result.ok:
                 detail = "\n".join(result.failures) or f"see {result.log_path}"
-                say(f"{line}: FAILED after {time.monotonic() - started:.1f} s\n{indent(detail)}")
-                raise StepFailed(f"{label} failed (log: {entry['log']}): {first_message(result.failures)}")
+                causes = "".join(f"; {cause}: free space there, then finish the run with make bench "
+                                 f"RESUME={self.run.manifest['run_id']}" for cause in known_causes(result.failures))
+                say(f"{line}: FAILED after {time.monotonic() - started:.1f} s\n{indent(detail)}"
+                    + "".join(f"\n   {cause}" for cause in causes.split("; ")[1:]))
+                raise StepFailed(f"{label} failed (log: {entry['log']}): {first_message(result.failures)}{causes}")
         say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
         return result
 

@@ -4,42 +4,23 @@ links, a second cluster-up that changes nothing, then make teardown and nothing 
 Root, about a minute. Brings `emu` down at the end: do not run it while someone uses that cluster.
 """
 import json
-import subprocess
 import time
 
 import pytest
 
 from emulation import cluster
-from emulation.config import load, rate_bits
+from emulation.config import rate_bits
+from live_emu import CLUSTER, sh
 from spillway import REPO
 from spillway.inventory import load as load_inventory
 from spillway.runner import Tail
 
 pytestmark = pytest.mark.integration
 
-CLUSTER = "emu"
-
-
-def sh(*argv, check=True, timeout=300):
-    result = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=timeout)
-    if check:
-        assert result.returncode == 0, f"{' '.join(argv)}:\n{result.stdout}\n{result.stderr}"
-    return result
-
 
 def ansible(pattern, module, args=None):
     argv = [str(REPO / ".venv/bin/ansible"), "-i", f"inventories/{CLUSTER}", pattern, "-m", module, "-o"]
     return sh(*argv, *(["-a", args] if args else []), timeout=180)
-
-
-@pytest.fixture(scope="module")
-def emu():
-    emulation = load(CLUSTER)
-    assert cluster.leftovers(emulation) == [] or cluster.is_up(emulation), \
-        f"a half-built {CLUSTER} is on this machine: make teardown CLUSTER={CLUSTER} first"
-    sh("make", "cluster-up", f"CLUSTER={CLUSTER}")
-    yield emulation
-    sh("make", "teardown", f"CLUSTER={CLUSTER}", timeout=900)
 
 
 def test_every_node_answers_ansible_over_ssh(emu):

@@ -1,0 +1,64 @@
+"""Shared by every test folder: a real `python -m spillway bench` in the background (integration tests of the
+local cluster, the emulated cluster's benches and faults)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from spillway import REPO
+
+
+class BenchProcess:
+    """A `python -m spillway bench` running in the background, observed through its manifest."""
+
+    def __init__(self, *args):
+        self.proc = subprocess.Popen([sys.executable, "-m", "spillway", "bench", *args], cwd=REPO,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.run_dir = None
+
+    def manifest(self):
+        if self.run_dir is None:
+            for line in iter(self.proc.stdout.readline, ""):
+                if "run directory:" in line:
+                    self.run_dir = Path(line.split("run directory:")[1].strip())
+                    break
+        return json.loads((self.run_dir / "manifest.json").read_text())
+
+    def wait_for_step(self, workload_id, step_name, timeout=900):
+        """Block until the named step of the workload is running."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for run in self.manifest()["workloads"]:
+                if run["id"] == workload_id and any(
+                        s["name"].endswith(step_name) and s["status"] == "running" for s in run["steps"]):
+                    return
+            assert self.proc.poll() is None, "bench ended before the step started"
+            time.sleep(1)
+        raise TimeoutError(f"{workload_id} {step_name} did not start within {timeout} s")
+
+    def interrupt(self):
+        os.killpg(self.proc.pid, signal.SIGINT)
+
+    def finish(self, timeout=900):
+        output = self.proc.stdout.read()
+        self.proc.wait(timeout=timeout)
+        return self.proc.returncode, output
+
+
+@pytest.fixture
+def bench_process():
+    started = []
+
+    def start(*args):
+        started.append(BenchProcess(*args))
+        return started[-1]
+    yield start
+    for bench in started:
+        if bench.proc.poll() is None:
+            bench.proc.kill()
