@@ -7,7 +7,8 @@ From scratch: `make teardown CLUSTER=<cluster>` first (for an emulated cluster t
 and the Hadoop/Spark trees are not part of it: `make setup` installed them on the machine, whose /usr and /opt
 the emulated nodes share (on real hosts the first provisioning would include them). The second run is the same
 playbook again; its goal is under 60 s with changed=0. Each role's figure is the wall time of its tasks, from the
-per-task timing lines the spillway_timing callback writes into the logs (results/benchmarks/provisioning-*.log). The cluster is left provisioned; --keep skips the teardown (a run "from where it is").
+per-task timing lines the spillway_timing callback writes into the logs (results/benchmarks/provisioning-*.log).
+The cluster is left provisioned; --keep skips the teardown (a run "from where it is").
 """
 from __future__ import annotations
 
