@@ -167,21 +167,35 @@ def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
 def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.DataFrame:
     """Stage seconds against executor cores per node (P), medians over measured repetitions.
 
-    A stage is identified across runs by its application's order within the workload run (GATK runs one
-    application per tool) plus its stage id and name, which a deterministic job keeps from run to run."""
+    A stage is matched across runs by its identity (analysis.models.iomodel.STAGE_IDENTITY: application order
+    within the workload run, job group, name, task count, rank by bytes moved), not by its stage id: TPC-H
+    submits a query's broadcast scans from concurrent threads, so their ids differ from run to run. `stage_id`
+    is the stage's id in the first workload run that has it."""
+    from .models.iomodel import IDENTITY_ORDER, STAGE_IDENTITY, with_identity  # the model imports this module
+
     runs = measured_runs(workloads)
     columns = CONFIG_COLUMNS + ["app", "stage_id", "name", "median", "min", "max", "runs"]
     if runs.empty or stages.empty or "stage_id" not in stages:
         return pd.DataFrame(columns=columns)
+    defaults = {"job_group": "", "num_tasks": 0, **{c: 0.0 for c in IDENTITY_ORDER if c != "submitted_ms"}}
+    stages = stages.assign(**{c: v for c, v in defaults.items() if c not in stages})
     first = stages.groupby(["workload_id", "app_id"])["submission_time_ms"].min().reset_index()
     first["app"] = first.groupby("workload_id")["submission_time_ms"].rank(method="dense").astype(int)
     attempts = stages.merge(first[["workload_id", "app_id", "app"]], on=["workload_id", "app_id"])
     # a retried stage counts with all its attempts' time
-    per_stage = attempts.groupby(["workload_id", "app", "stage_id", "name"], dropna=False)["duration_s"].sum()
-    joined = per_stage.reset_index().merge(runs[["workload_id"] + CONFIG_COLUMNS], on="workload_id")
+    per_stage = attempts.groupby(["workload_id", "app", "stage_id", "name"], dropna=False).agg(
+        duration_s=("duration_s", "sum"), num_tasks=("num_tasks", "max"), job_group=("job_group", "first"),
+        submitted_ms=("submission_time_ms", "min"),
+        **{c: (c, "sum") for c in IDENTITY_ORDER if c != "submitted_ms"}).reset_index()
+    per_stage = pd.concat([with_identity(run) for _, run in per_stage.groupby("workload_id")], ignore_index=True)
+    joined = per_stage.merge(runs[["workload_id"] + CONFIG_COLUMNS], on="workload_id")
     if joined.empty:
         return pd.DataFrame(columns=columns)
-    return _spread(joined, CONFIG_COLUMNS + ["app", "stage_id", "name"], "duration_s")[columns]
+    run_order = joined["workload_id"].map({w: i for i, w in enumerate(runs["workload_id"])})
+    shown_id = joined.assign(order=run_order).sort_values(["order", "submitted_ms"]) \
+        .groupby(STAGE_IDENTITY, dropna=False)["stage_id"].first().rename("shown_id").reset_index()
+    joined = joined.merge(shown_id, on=STAGE_IDENTITY).drop(columns="stage_id").rename(columns={"shown_id": "stage_id"})
+    return _spread(joined, CONFIG_COLUMNS + STAGE_IDENTITY + ["stage_id"], "duration_s")[columns]
 
 
 # ---------------------------------------------------------------- block requests against Spark stages

@@ -58,6 +58,11 @@ MIN_STAGE_S = 1.0
 UNTRACED_HDFS_REQUEST_BYTES = 1 << 20
 # A profiling run counts as I/O-bound (and fixes delta_io) when its stage took this much longer than t_scale.
 IO_BOUND_MARGIN = 0.10
+# Other users of a host run their work niced (the harness's helpers: `nice -n 10`); the workload's own JVMs
+# do not. A run whose host gave niced processes this share of its CPU (iostat's avg-cpu `nice`, mean over the
+# workload's samples) was measured under contention: on the 2-core tiers host such runs took up to 2x longer
+# in stages that do no I/O (docs/models.md, Accuracy), so they are left out of fits when quiet runs exist.
+LOADED_FOREIGN_CPU_PCT = 10.0
 
 
 def fmt(value, unit: str, digits: int = 2) -> str:
@@ -169,10 +174,15 @@ class Configuration:
     run_s: float
     stages: pd.DataFrame
     traced: bool
+    foreign_cpu_pct: float = float("nan")   # host CPU share of niced (other users') processes; NaN: unknown
 
     @property
     def key(self) -> tuple[str, str]:
         return self.workload, self.sweep
+
+    @property
+    def loaded(self) -> bool:
+        return bool(self.foreign_cpu_pct >= LOADED_FOREIGN_CPU_PCT)
 
     @property
     def label(self) -> str:
@@ -271,6 +281,17 @@ def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple
     return out
 
 
+def foreign_cpu_pct(run_dir: Path, workload_id: str) -> float:
+    """Mean share (%) of the hosts' CPU that niced processes took while the workload ran (iostat's avg-cpu
+    `nice`, every sample of every host); NaN when no host recorded iostat JSON for it."""
+    from ..parsers.iostat import read_samples
+    shares = []
+    for path in sorted(Path(run_dir).glob(f"raw/*/iostat/{workload_id}/iostat.json")):
+        _host, samples, _cut = read_samples(path.read_text(errors="replace"))
+        shares += [float(s["avg-cpu"]["nice"]) for s in samples if "nice" in (s.get("avg-cpu") or {})]
+    return float(np.mean(shares)) if shares else float("nan")
+
+
 def configurations(run_dir: Path) -> list[Configuration]:
     """Every measured workload run with Spark stages (ok, not a warm-up) of a run directory."""
     run_dir = Path(run_dir)
@@ -299,8 +320,15 @@ def configurations(run_dir: Path) -> list[Configuration]:
             run_id=run_id, workload_id=w.workload_id, workload=w.workload, sweep=w.sweep or "",
             hdfs=profiles.get(w.placement_hdfs, w.placement_hdfs), local=profiles.get(w.placement_local, w.placement_local),
             cores=_cores(w.executor_cores, executors, w.workload_id, nodes), nodes=nodes,
-            run_s=float(w.run_s) if pd.notna(w.run_s) else float("nan"), stages=rows, traced=bool(traced)))
+            run_s=float(w.run_s) if pd.notna(w.run_s) else float("nan"), stages=rows, traced=bool(traced),
+            foreign_cpu_pct=foreign_cpu_pct(run_dir, w.workload_id)))
     return configs
+
+
+def left_out_under_load(configs: list[Configuration]) -> list[Configuration]:
+    """The configurations `fit` leaves out: measured under load while the same workload has quiet ones."""
+    quiet = {c.key for c in configs if not c.loaded}
+    return [c for c in configs if c.loaded and c.key in quiet]
 
 
 def bandwidths_for(run_dirs: list[Path], search_results: bool = True) -> Bandwidths:
@@ -413,12 +441,19 @@ def io_terms(model: StageModel, hdfs: str, local: str, nodes: int, bandwidths: B
     return {"paths": paths, **{d: max(limits.get(d, {0: 0.0}).values()) for d in DIRECTIONS}}
 
 
-def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: set, bandwidths: Bandwidths,
-               map_outputs: int) -> StageModel:
-    app, job_group, name, _tasks, ordinal = key
-    stage_id = points[0][1]["stage_id"]
-    scale_points = [(c, r) for c, r in points if (c.hdfs, c.local) in fast] or points
-    tasks = int(max(r["num_tasks"] for _, r in points))
+def _scale_points(points: list[tuple[Configuration, pd.Series]], io_limits: list[float]) -> list[int]:
+    """Which runs fit t_scale: those where this stage's I/O limit is the least (within IO_BOUND_MARGIN of its
+    median time). With the paper's four sample runs these are runs 1-2 (P=1, P=2 on the fast backend) for a
+    stage that does I/O, and all four for one that does none (the slow backend cannot have slowed it).
+    Without runs on the fast backend for both roles, each stage still gets the runs whose placement put its
+    own I/O on the faster device (a scan: HDFS on ssd; a shuffle: local dirs on ssd)."""
+    tolerance = IO_BOUND_MARGIN * float(np.median([r["duration_s"] for _, r in points]))
+    least = min(io_limits)
+    return [i for i, limit in enumerate(io_limits) if limit <= least + tolerance]
+
+
+def _fit_scale(scale_points: list[tuple[Configuration, pd.Series]]) -> tuple[float, float, str]:
+    """(t_avg, delta_scale, how) from the scale runs."""
     w = np.array([waves(int(r["num_tasks"]), c.nodes, c.cores) for c, r in scale_points])
     t = np.array([r["duration_s"] for _, r in scale_points], dtype=np.float64)
     if len(set(np.round(w, 9))) >= 2:
@@ -427,12 +462,17 @@ def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: 
         if t_avg < 0:  # more cores made it slower (a contended host): no scaling, the mean time
             t_avg, delta = 0.0, float(t.mean())
             fit += "; slope < 0, so t_scale = mean time (does not scale with P)"
-    else:
-        per_task = np.array([r["executor_run_time_s"] / max(1, r["num_tasks"]) for _, r in scale_points])
-        t_avg = float(per_task.mean())
-        delta = float((t - w * t_avg).mean())
-        fit = f"one value of P: t_avg = mean task run time, delta_scale = rest ({len(w)} runs)"
+        return float(t_avg), float(delta), fit
+    per_task = np.array([r["executor_run_time_s"] / max(1, r["num_tasks"]) for _, r in scale_points])
+    t_avg = float(per_task.mean())
+    return t_avg, float((t - w * t_avg).mean()), f"one value of P: t_avg = mean task run time, delta_scale = rest ({len(w)} runs)"
 
+
+def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], bandwidths: Bandwidths,
+               map_outputs: int) -> StageModel:
+    app, job_group, name, _tasks, ordinal = key
+    stage_id = points[0][1]["stage_id"]
+    tasks = int(max(r["num_tasks"] for _, r in points))
     data, sizes = {}, {}
     for path, (column, role, direction, _) in PATHS.items():
         default = _shuffle_default_size(points[0][1], map_outputs) if role == "local" else UNTRACED_HDFS_REQUEST_BYTES
@@ -440,22 +480,25 @@ def _fit_stage(key: tuple, points: list[tuple[Configuration, pd.Series]], fast: 
         logical = float(np.mean([r[column] or 0 for _, r in points]))
         data[path], sizes[path] = logical * fraction, size
     model = StageModel(workload=points[0][0].workload, sweep=points[0][0].sweep, app=int(app), stage_id=int(stage_id),
-                       name=str(name), tasks=tasks, job_group=str(job_group), ordinal=int(ordinal), t_avg_s=float(t_avg), delta_scale_s=float(delta),
-                       delta_read_s=0.0, delta_write_s=0.0, data_bytes=data, request_bytes=sizes, scale_fit=fit,
-                       io_fit="no profiling run was I/O-bound: delta_io = 0")
+                       name=str(name), tasks=tasks, job_group=str(job_group), ordinal=int(ordinal), t_avg_s=0.0,
+                       delta_scale_s=0.0, delta_read_s=0.0, delta_write_s=0.0, data_bytes=data, request_bytes=sizes,
+                       scale_fit="", io_fit="no profiling run was I/O-bound: delta_io = 0")
+    terms = [io_terms(model, c.hdfs, c.local, c.nodes, bandwidths) for c, _ in points]
+    io_limits = [max(t[d] for d in DIRECTIONS) for t in terms]
+    chosen = _scale_points(points, io_limits)
+    model.t_avg_s, model.delta_scale_s, model.scale_fit = _fit_scale([points[i] for i in chosen])
 
-    # delta_io from the runs on slower backends whose stage time the I/O limit explains (§VI runs 3 and 4)
+    # delta_io from the runs whose slower placement the stage's time shows (§VI sample runs 3 and 4)
     deltas = {d: [] for d in DIRECTIONS}
-    for config, row in points:
+    for index, (config, row) in enumerate(points):
         scale = scale_time_s(int(row["num_tasks"]), config.nodes, config.cores, model.t_avg_s, model.delta_scale_s)
-        terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
-        if (config.hdfs, config.local) in fast:
-            model.io_bound_in_scale_runs |= max(terms["read"], terms["write"]) > scale
+        if index in chosen:
+            model.io_bound_in_scale_runs |= io_limits[index] > scale
             continue
         if row["duration_s"] > scale * (1 + IO_BOUND_MARGIN):
-            direction = max(DIRECTIONS, key=lambda d: terms[d])
-            if terms[direction] > 0:
-                deltas[direction].append(row["duration_s"] - terms[direction])
+            direction = max(DIRECTIONS, key=lambda d: terms[index][d])
+            if terms[index][direction] > 0:
+                deltas[direction].append(row["duration_s"] - terms[index][direction])
     for direction, values in deltas.items():
         if values:
             setattr(model, f"delta_{direction}_s", float(np.mean(values)))
@@ -478,17 +521,15 @@ def _map_outputs(rows: pd.DataFrame) -> dict:
 
 
 def fit(configs: list[Configuration], bandwidths: Bandwidths) -> dict[tuple[str, str], list[StageModel]]:
-    """Per workload (workload, sweep): one StageModel per stage seen in its configurations. The scale term is
-    fitted on the configurations whose HDFS and local dirs are both on the fastest backend present (the
-    paper's P=1/P=2 sample runs on SSD), all of them when there is none."""
+    """Per workload (workload, sweep): one StageModel per stage seen in its configurations. Configurations
+    measured under load are left out when the workload has quiet ones (`left_out_under_load`). Per stage the
+    scale term is fitted on the runs where its I/O limit is least (`_scale_points`), delta_io on the others."""
     models = {}
     by_workload: dict[tuple, list[Configuration]] = {}
     for config in configs:
         by_workload.setdefault(config.key, []).append(config)
     for key, group in by_workload.items():
-        fastest = max(bandwidths.speed(p) for c in group for p in (c.hdfs, c.local))
-        fast = {(c.hdfs, c.local) for c in group
-                if min(bandwidths.speed(c.hdfs), bandwidths.speed(c.local)) >= fastest * 0.999}
+        group = [c for c in group if not c.loaded] or group
         points: dict[tuple, list] = {}
         map_outputs = {}
         for config in group:
@@ -497,7 +538,7 @@ def fit(configs: list[Configuration], bandwidths: Bandwidths) -> dict[tuple[str,
                 points.setdefault(tuple(row[STAGE_IDENTITY]), []).append((config, row))
         order = sorted(points, key=lambda k: (k[0], min(r["submitted_ms"] for _, r in points[k]) - min(
             c.stages["submitted_ms"].min() for c, _ in points[k])))
-        models[key] = [_fit_stage(k, points[k], fast, bandwidths, map_outputs.get(k, 1)) for k in order]
+        models[key] = [_fit_stage(k, points[k], bandwidths, map_outputs.get(k, 1)) for k in order]
     return models
 
 

@@ -79,3 +79,28 @@ def test_error_figures_over_long_stages_and_time_weighted():
     assert app["all"]["weighted_error_pct"] == pytest.approx(100 * (0.1 + 0.2 + 1.0) / 12.1)
     none = iomodel.error_summary(joined, min_stage_s=60.0)["workloads"][0]["long"]
     assert none == {"stages": 0, "median_abs_error_pct": None, "worst_abs_error_pct": None, "weighted_error_pct": None}
+
+
+def test_stage_time_by_cores_pairs_stages_by_identity():
+    """metrics.stage_time_by_cores over two P=2 repetitions whose scans got other stage ids: each stage's median
+    is over its own two measurements (matched by id, the 0.5 s scan would share a row with the 1.3 s one), and
+    it is shown with its id in the first repetition."""
+    from analysis import metrics
+    from analysis.parsers.manifest import workloads_table
+
+    def repetition(wid: str, rep: int) -> dict:
+        return {"id": wid, "workload": "tpch", "repetition": rep, "warmup": False, "scale": "tiny", "status": "ok",
+                "parameters": {}, "placement": {"hdfs": "ssd", "local": "ssd"}, "executor_cores": 2,
+                "started_at": "2026-11-21T10:00:00Z", "ended_at": "2026-11-21T10:01:00Z",
+                "steps": [{"name": f"{wid}: run", "status": "ok", "duration_s": 10.0}]}
+
+    table = workloads_table({"storage": {"placement": {"hdfs": "ssd", "local": "ssd"}},
+                             "workloads": [repetition("tpch-p2", 1), repetition("tpch-p2-r2", 2)]})
+    first, second = _stage_table([0, 1, 2, 3, 4, 5]), _stage_table([0, 1, 4, 3, 2, 5])
+    second = second.assign(duration_s=second["duration_s"] * 1.5)
+    stages = pd.concat([first.assign(workload_id="tpch-p2"), second.assign(workload_id="tpch-p2-r2")])
+    by_cores = metrics.stage_time_by_cores(stages, table).set_index("stage_id")
+    assert len(by_cores) == len(STAGES) and (by_cores["runs"] == 2).all()
+    for stage_id, (_group, _name, _tasks, _bytes, seconds) in enumerate(STAGES):
+        assert by_cores.loc[stage_id, "median"] == pytest.approx(seconds * 1.25)
+        assert (by_cores.loc[stage_id, "min"], by_cores.loc[stage_id, "max"]) == pytest.approx((seconds, seconds * 1.5))
