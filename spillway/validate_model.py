@@ -142,12 +142,7 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
     bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs], search_results=False)
     profile = [c for run in profile_runs for c in iomodel.configurations(run)]
     targets = [c for run in target_runs for c in iomodel.configurations(run)]
-    lines, rows = [], []
-    for config in profile + targets:
-        if config.loaded:
-            use = "left out of the fit" if any(c is config for c in iomodel.left_out_under_load(profile)) else "kept"
-            lines.append(f"measured under load: {config.run_id} {config.workload_id} ({config.label}): niced "
-                         f"processes took {config.foreign_cpu_pct:.0f} % of the host CPU; {use}")
+    lines, rows = iomodel.load_notes(profile, targets), []
 
     def one(profile_configs, label):
         models = iomodel.fit(profile_configs, bandwidths)

@@ -39,8 +39,11 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
         raise PredictError(f"--to {to}: {error.args[0]}") from None
     measured_configs = same + [c for d in extra_dirs for c in iomodel.configurations(d)]
     joined = iomodel.with_errors(predicted, iomodel.measured_stage_times(measured_configs, target))
+    loaded = iomodel.left_out_under_load(profile)
     return {"target": target, "models": models, "stages": joined, "in_sample": profile is configs and bool(same),
-            "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile}),
+            "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile
+                               if not any(c is x for x in loaded)}),
+            "load_notes": iomodel.load_notes(profile, measured_configs),
             "summary": iomodel.error_summary(joined)}
 
 
@@ -48,6 +51,7 @@ def render_text(result: dict) -> str:
     target, stages, summary = result["target"], result["stages"], result["summary"]
     lines = [f"I/O-aware model prediction for {target.label} (P = executor cores per node, N = nodes)",
              "fitted on: " + "; ".join(result["profile"])]
+    lines += result["load_notes"]
     if result["in_sample"]:
         lines.append("note: the target is the only configuration of the run: the fit includes it (in-sample)")
     header = ["workload", "stage", "name", "tasks", "t_scale", "read limit", "write limit", "predicted", "bound",

@@ -331,6 +331,21 @@ def left_out_under_load(configs: list[Configuration]) -> list[Configuration]:
     return [c for c in configs if c.loaded and c.key in quiet]
 
 
+def load_notes(profile: list[Configuration], measured: list[Configuration] = ()) -> list[str]:
+    """One line per configuration measured under load: which, how loaded, and what the model did with it."""
+    left, notes, seen = left_out_under_load(profile), [], []
+    for role, configs in (("profile", profile), ("measured", measured)):
+        for c in configs:
+            if not c.loaded or any(c is s for s in seen):
+                continue
+            seen.append(c)
+            action = ("left out of the fit" if any(c is x for x in left) else
+                      "fitted: the workload has no quiet run" if role == "profile" else "compared as measured")
+            notes.append(f"measured under load: {c.run_id} {c.workload_id} ({c.label}): niced processes took "
+                         f"{c.foreign_cpu_pct:.0f} % of the host CPU; {action}")
+    return notes
+
+
 def bandwidths_for(run_dirs: list[Path], search_results: bool = True) -> Bandwidths:
     """fio curves from the given runs first, then (search_results) from the newest run under results/ that
     swept each profile."""

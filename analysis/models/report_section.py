@@ -12,6 +12,18 @@ def _same(a: iomodel.Configuration, b: iomodel.Configuration) -> bool:
     return a.key == b.key and (a.hdfs, a.local, a.cores, a.nodes) == (b.hdfs, b.local, b.cores, b.nodes)
 
 
+def _basis(others: list[iomodel.Configuration]) -> str:
+    if not others:
+        return "in-sample: the run has no other configuration of this workload to predict it from"
+    loaded = iomodel.left_out_under_load(others)
+    used = [c for c in others if not any(c is x for x in loaded)]
+    text = "predicted from " + "; ".join(sorted({c.label for c in used}))
+    if loaded:
+        text += " (left out, measured under load: " + "; ".join(
+            f"{c.label}, niced processes {c.foreign_cpu_pct:.0f} % of the CPU" for c in loaded) + ")"
+    return text
+
+
 def model_section(run_dir: Path) -> dict:
     configs = iomodel.configurations(Path(run_dir))
     if not configs:
@@ -45,8 +57,7 @@ def model_section(run_dir: Path) -> dict:
                          "without": iomodel.fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
         summary = iomodel.error_summary(joined)
         tables.append({"workload_id": config.workload_id, "configuration": config.label, "rows": rows,
-                       "basis": ("predicted from " + "; ".join(sorted({c.label for c in others})))
-                       if others else "in-sample: the run has no other configuration of this workload to predict it from",
+                       "basis": _basis(others),
                        "median": iomodel.fmt(summary.get("median_abs_error_pct"), "%", 1),
                        "worst": iomodel.fmt(summary.get("worst_stage_error_pct"), "%", 1),
                        "sources": sorted({p["bandwidth_source"] for paths in joined["io_paths"] for p in paths})})

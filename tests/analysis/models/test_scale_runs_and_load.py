@@ -93,3 +93,15 @@ def test_recorded_sample_runs_1_2_were_measured_under_load():
     quiet = [c for c in iomodel.configurations(RESULTS / "20261121-225856-tiers")]
     assert loaded and all(share >= iomodel.LOADED_FOREIGN_CPU_PCT for share in loaded.values())
     assert quiet and not any(c.loaded for c in quiet)
+
+
+def test_load_notes_say_what_the_model_did_with_each_loaded_run():
+    configs = iomodel.configurations(RUNS / "terasort-matrix")
+    loaded = _loaded_copy(configs[0], 1.0, 40.0)
+    notes = iomodel.load_notes([*configs, loaded], [loaded])
+    assert len(notes) == 1 and "40 % of the host CPU" in notes[0] and notes[0].endswith("left out of the fit")
+    alone = _loaded_copy(configs[1], 1.0, 40.0)
+    measured = _loaded_copy(configs[2], 1.0, 25.0)
+    notes = iomodel.load_notes([alone], [measured])
+    assert [n.rsplit("; ", 1)[1] for n in notes] == ["fitted: the workload has no quiet run", "compared as measured"]
+    assert iomodel.load_notes(configs, configs) == []
