@@ -36,7 +36,7 @@ help: ## Show the targets and their variables
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
 	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N]  I/O-aware model prediction per stage"
-	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
+	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1] [MIN_STAGE_S=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
 	@echo "  make test     unit tests, then the tiny bench for real on the local default"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
@@ -102,7 +102,8 @@ VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tier
 validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per stage (DRY_RUN=1: the plan only)
 	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
 	@$(if $(DRY_RUN),true,$(MAKE) --no-print-directory setup CLUSTER=$(VALIDATE_CLUSTER))
-	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run)
+	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
+		$(if $(MIN_STAGE_S),--min-stage-s $(MIN_STAGE_S))
 
 test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
 	@$(PY) -m pytest tests
