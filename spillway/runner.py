@@ -292,8 +292,7 @@ class Bench:
                         "overrides": self.overrides},
             plan=[i.id for i in self.instances],
             storage={"backends": inv.backends, "placement": inv.placement},
-            emulation={"profiles": {p: profiles["profiles"][p] for p in used},
-                       "limitations": profiles["limitations"] if used else []},
+            emulation=emulation_record(inv, profiles, used),
             hosts={})
 
     def _run(self, instances):
@@ -553,6 +552,22 @@ class ResumePlan:
         order = {wid: n for n, wid in enumerate(run.manifest.get("plan") or [])}
         ordered = sorted(instances, key=lambda i: order.get(i.id, len(order)))  # stable: old runs keep the plan's order
         return cls(run, [i for i in ordered if records.get(i.id, {}).get("status") not in FINISHED])
+
+
+def emulation_record(inventory, profiles, used):
+    """What of the run was emulated: the disk profiles used and, for a cluster of emulated hosts, the nodes."""
+    record = {"profiles": {p: profiles["profiles"][p] for p in used},
+              "limitations": list(profiles["limitations"]) if used else []}
+    hosts = inventory.variables.get("spillway_emulation")
+    if hosts:
+        # analysis reads the niceness: the cluster's own processes then count as niced CPU time
+        record["nodes"] = {"hosts": inventory.hosts, "nice": int(hosts.get("nice", 0)),
+                           "link_rate": str(hosts.get("link_rate", "1gbit")), "link_rates": hosts.get("link_rates") or {}}
+        record["limitations"].append(
+            f"The {len(inventory.hosts)} hosts are network namespaces on one machine (docs/emulated-cluster.md): they "
+            "share its CPUs, memory, page cache and disk; only their links (tc tbf, no latency or loss) and their "
+            f"disks' throttles are separate. Every process of the nodes ran at niceness {hosts.get('nice', 0)}.")
+    return record
 
 
 def changed_values(recorded, now):

@@ -285,6 +285,8 @@ def foreign_cpu_pct(run_dir: Path, workload_id: str) -> float:
     """Mean share (%) of the hosts' CPU that niced processes took while the workload ran (iostat's avg-cpu
     `nice`, every sample of every host); NaN when no host recorded iostat JSON for it."""
     from ..parsers.iostat import read_samples
+    if ((load_manifest(run_dir).get("emulation") or {}).get("nodes") or {}).get("nice"):
+        return float("nan")  # an emulated cluster niced its own processes: the niced share is the workload's
     shares = []
     for path in sorted(Path(run_dir).glob(f"raw/*/iostat/{workload_id}/iostat.json")):
         _host, samples, _cut = read_samples(path.read_text(errors="replace"))

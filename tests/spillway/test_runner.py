@@ -98,3 +98,15 @@ def test_monitoring_switch_takes_0_or_1_only(capsys):
     from spillway.__main__ import main
     assert main(["bench", "--cluster", "local", "--workloads", "terasort", "--monitoring", "yes"]) == 2
     assert "MONITORING take 0 or 1" in capsys.readouterr().err
+
+
+def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
+    from spillway import inventory
+    from spillway.runner import emulation_record
+    emu = inventory.load("emu")
+    record = emulation_record(emu, inventory.storage_profiles(), emu.emulated_profiles())
+    assert sorted(record["profiles"]) == ["hdd", "ssd"]
+    assert record["nodes"]["hosts"] == ["master", "worker1", "worker2", "worker3"] and record["nodes"]["nice"] == 10
+    assert any("network namespaces on one machine" in text for text in record["limitations"])
+    local = inventory.load("local")
+    assert "nodes" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())

@@ -35,6 +35,15 @@ def test_foreign_cpu_share_is_the_mean_nice_share_over_every_host_sample(tmp_pat
     assert np.isnan(iomodel.foreign_cpu_pct(tmp_path, "kmeans-p2"))
 
 
+
+def test_on_a_cluster_of_niced_emulated_nodes_the_niced_share_is_not_load(tmp_path):
+    _iostat(tmp_path / "raw" / "worker1" / "iostat" / "terasort" / "iostat.json", [80.0])
+    (tmp_path / "manifest.json").write_text(json.dumps({"emulation": {"nodes": {"hosts": ["worker1"], "nice": 10}}}))
+    assert np.isnan(iomodel.foreign_cpu_pct(tmp_path, "terasort"))
+    (tmp_path / "manifest.json").write_text(json.dumps({"emulation": {"nodes": {"hosts": ["worker1"], "nice": 0}}}))
+    assert iomodel.foreign_cpu_pct(tmp_path, "terasort") == pytest.approx(80.0)
+
+
 def _loaded_copy(config: iomodel.Configuration, factor: float, share: float) -> iomodel.Configuration:
     stages = config.stages.assign(duration_s=config.stages["duration_s"] * factor)
     return dataclasses.replace(config, run_id="loaded", stages=stages, foreign_cpu_pct=share)
