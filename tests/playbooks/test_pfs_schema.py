@@ -1,0 +1,67 @@
+"""`kind: pfs` backends in the inventory schema (docs/pfs.md): the valid forms pass, each mistake is refused with
+the field named. Uses a scratch copy of inventories/local, whose hosts need no group pfs_servers for `mount`."""
+import shutil
+
+import jsonschema
+import pytest
+import yaml
+
+from spillway import inventory
+from spillway.inventory import InventoryError
+
+
+@pytest.fixture
+def with_backend(tmp_path, monkeypatch):
+    """Load inventories/local (copied to tmp_path) with one more backend `shared` placed as `local`."""
+    root = tmp_path / "inventories"
+    shutil.copytree(inventory.INVENTORIES, root)
+    monkeypatch.setattr(inventory, "INVENTORIES", root)
+    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+
+    def load(backend):
+        path = root / "local" / "group_vars" / "all.yml"
+        data = yaml.safe_load(path.read_text())
+        data["spillway_backends"]["shared"] = backend
+        data["spillway_placement"]["local"] = "shared"
+        path.write_text(yaml.safe_dump(data))
+        return inventory.load("local")
+    return load
+
+
+def problem_of(load, backend):
+    with pytest.raises(InventoryError) as err:
+        load(backend)
+    (problem,) = err.value.problems
+    assert "group_vars/all.yml: spillway_backends.shared" in problem
+    return problem
+
+
+@pytest.mark.parametrize("backend", [
+    {"kind": "pfs", "mount": "/lustre/scratch"},
+    {"kind": "pfs", "glusterfs": {}},
+    {"kind": "pfs", "glusterfs": {"shard_block_size": "64MB"}},
+])
+def test_pfs_backend_forms_are_valid(with_backend, backend):
+    assert with_backend(backend).backends["shared"] == backend
+
+
+@pytest.mark.parametrize("backend, message", [
+    ({"kind": "pfs"}, "'mount' is a required property"),
+    ({"kind": "pfs", "mount": "/lustre", "glusterfs": {}}, "should not be valid under {'required': ['mount']}"),
+    ({"kind": "pfs", "mount": "lustre/scratch"}, "'lustre/scratch' does not match '^/'"),
+    ({"kind": "pfs", "glusterfs": {"shard_block_size": "4M"}}, "'4M' does not match"),
+    ({"kind": "pfs", "glusterfs": {"stripe_count": 2}}, "'stripe_count' was unexpected"),
+    ({"kind": "pfs", "mount": "/lustre", "path": "/lustre"}, "'path' was unexpected"),
+])
+def test_pfs_backend_mistakes_are_refused_naming_the_field(with_backend, backend, message):
+    assert message in problem_of(with_backend, backend)
+
+
+def test_shipped_pfs_inventory_places_everything_on_the_glusterfs_backend():
+    variables = yaml.safe_load((inventory.INVENTORIES / "pfs/group_vars/all.yml").read_text())
+    assert list(jsonschema.Draft202012Validator(inventory._schema()).iter_errors(variables)) == []
+    hosts = yaml.safe_load((inventory.INVENTORIES / "pfs/hosts.yml").read_text())["all"]
+    assert variables["spillway_backends"]["pfs"] == {"kind": "pfs", "glusterfs": {"shard_block_size": "4MB"}}
+    assert variables["spillway_placement"] == {"hdfs": "pfs", "local": "pfs"}
+    assert sorted(hosts["children"]["pfs_servers"]["hosts"]) == ["st1", "st2"]
+    assert sorted(hosts["children"]["workers"]["hosts"]) == ["worker1", "worker2"]
