@@ -88,8 +88,9 @@ def test_a_full_data_disk_fails_the_step_naming_enospc_and_keeps_what_was_collec
     run = bench(bench_process, "fio-sweep", FIO)
     try:
         run.wait_for_step("fio-sweep", "health check, start collectors")
+        # all free blocks, the ones ext4 reserves for root included (fio runs as root)
         on("worker1", f"rm -f {mount}/fio/sweep.dat && fallocate -l "
-                      f"$(( $(df --output=avail -B1 {mount} | tail -n 1) - 1048576 )) {mount}/spillway-test-fill")
+                      f"$(( $(stat -f -c '%f * %S' {mount}/) - 1048576 )) {mount}/spillway-test-fill")
         returncode, output, manifest = finished(run)
     finally:
         on("worker1", f"rm -f {mount}/spillway-test-fill", check=False)
