@@ -1,6 +1,7 @@
 """`kind: pfs` backends in the inventory schema (docs/pfs.md): the valid forms pass, each mistake is refused with
 the field named. Uses a scratch copy of inventories/local, whose hosts need no group pfs_servers for `mount`."""
-import shutil
+import importlib.util
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -9,21 +10,21 @@ import yaml
 from spillway import inventory
 from spillway.inventory import InventoryError
 
+_spec = importlib.util.spec_from_file_location(
+    "inventory_tests", Path(__file__).resolve().parents[1] / "spillway/test_inventory.py")
+_inventory_tests = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_inventory_tests)
+scratch_inventory = _inventory_tests.scratch_inventory
+
 
 @pytest.fixture
-def with_backend(tmp_path, monkeypatch):
-    """Load inventories/local (copied to tmp_path) with one more backend `shared` placed as `local`."""
-    root = tmp_path / "inventories"
-    shutil.copytree(inventory.INVENTORIES, root)
-    monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
-
+def with_backend(scratch_inventory):
+    """Load inventories/local (a scratch copy) with one more backend `shared` placed as `local`."""
     def load(backend):
-        path = root / "local" / "group_vars" / "all.yml"
-        data = yaml.safe_load(path.read_text())
-        data["spillway_backends"]["shared"] = backend
-        data["spillway_placement"]["local"] = "shared"
-        path.write_text(yaml.safe_dump(data))
+        def add(variables):
+            variables["spillway_backends"]["shared"] = backend
+            variables["spillway_placement"]["local"] = "shared"
+        scratch_inventory("local", "group_vars/all.yml", add)
         return inventory.load("local")
     return load
 

@@ -44,11 +44,16 @@ def refusal(cluster, playbook):
     return " ".join(output.replace("''", "'").split())
 
 
-def accept_tmpfs_as_shared(cluster):
+@pytest.fixture
+def on_shared_tmpfs(cluster, tmpfs):
+    """The cluster with backend `scratch` on the tmpfs, taken for a shared file system (storage_pfs_fstypes
+    overridden in the inventory); returns this host's per-node directory there."""
+    cluster.backends({"scratch": {"kind": "pfs", "mount": str(tmpfs)}})
     path = cluster.inventory / "group_vars/all.yml"
     variables = yaml.safe_load(path.read_text())
     variables["storage_pfs_fstypes"] = ["tmpfs"]
     path.write_text(yaml.safe_dump(variables))
+    return tmpfs / "spillway" / CLUSTER / "localhost"
 
 
 def test_plain_directory_is_refused(cluster, tmp_path):
@@ -69,15 +74,13 @@ def test_local_file_system_is_refused(cluster, tmpfs):
     assert list(tmpfs.iterdir()) == []
 
 
-def test_per_node_directory_is_marked_reused_and_the_only_thing_deleted(cluster, tmpfs):
-    cluster.backends({"scratch": {"kind": "pfs", "mount": str(tmpfs)}})
-    accept_tmpfs_as_shared(cluster)
-    neighbour = tmpfs / "spillway" / CLUSTER / "otherhost"
+def test_per_node_directory_is_marked_reused_and_the_only_thing_deleted(cluster, on_shared_tmpfs):
+    node_dir = on_shared_tmpfs
+    neighbour = node_dir.parent / "otherhost"
     neighbour.mkdir(parents=True)
     (neighbour / "data").write_text("not ours")
 
     cluster.play("apply.yml")
-    node_dir = tmpfs / "spillway" / CLUSTER / "localhost"
     marker = storage_safety.device_storage.spillway_device_label(CLUSTER, "scratch/localhost")
     assert (node_dir / ".spillway-owner").read_text().strip() == marker
     assert (cluster.root / "mnt/scratch").resolve() == node_dir
@@ -94,10 +97,8 @@ def test_per_node_directory_is_marked_reused_and_the_only_thing_deleted(cluster,
     assert (neighbour / "data").read_text() == "not ours"
 
 
-def test_unmarked_per_node_directory_is_neither_taken_nor_deleted(cluster, tmpfs):
-    cluster.backends({"scratch": {"kind": "pfs", "mount": str(tmpfs)}})
-    accept_tmpfs_as_shared(cluster)
-    node_dir = tmpfs / "spillway" / CLUSTER / "localhost"
+def test_unmarked_per_node_directory_is_neither_taken_nor_deleted(cluster, on_shared_tmpfs):
+    node_dir = on_shared_tmpfs
     node_dir.mkdir(parents=True)
     (node_dir / "results.csv").write_text("someone's")
 
