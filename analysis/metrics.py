@@ -220,8 +220,9 @@ def stage_label(stage) -> str:
 
 
 def attribute_requests_to_stages(requests: pd.DataFrame, stages: pd.DataFrame) -> pd.DataFrame:
-    """Data requests with the Spark stage attempt that was running on their host when they were issued
-    (`stage` label, `stage_index` = row of `stages`, -1 outside every stage).
+    """Data requests with the Spark stage attempt that was running when they were issued (`stage` label,
+    `stage_index` = row of `stages`, -1 outside every stage). A stage runs on every executor of its application:
+    requests of every host count, whichever host's event log (the driver's) named the stage.
 
     Where stages overlap (TPC-H runs independent scans concurrently) a request goes to the most recently
     submitted running stage: the newest stage is the likeliest to be in its I/O-heavy start (reading
@@ -236,7 +237,7 @@ def attribute_requests_to_stages(requests: pd.DataFrame, stages: pd.DataFrame) -
         for index, stage in zip(timed.index, timed.itertuples()):
             end_ms = stage.completion_time_ms if pd.notna(stage.completion_time_ms) else np.inf
             # later submissions overwrite earlier ones: the loop runs in submission order
-            inside = ((data["workload_id"] == stage.workload_id).to_numpy() & (data["host"] == stage.host).to_numpy()
+            inside = ((data["workload_id"] == stage.workload_id).to_numpy()
                       & (issue >= stage.submission_time_ms / 1e3) & (issue <= end_ms / 1e3))
             owner[inside] = index
     labels = {index: stage_label(stage) for index, stage in zip(stages.index, stages.itertuples())} \

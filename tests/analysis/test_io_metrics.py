@@ -45,6 +45,17 @@ def _data(requests: pd.DataFrame) -> pd.DataFrame:
     return requests[requests["op"].astype(str).isin(["read", "write"]) & (requests["bytes"] > 0)]
 
 
+def test_a_stage_named_by_the_drivers_log_owns_the_requests_of_every_worker(tables):
+    # a multi-host cluster: the event log is fetched from the driver's host, the traces from each worker's
+    requests = _trace(tables)
+    stages = _on_trace(tables["stages"], requests, [(-0.01, 1.01)]).assign(host="master")
+    workers = requests.assign(host=np.where(np.arange(len(requests)) % 2 == 0, "worker1", "worker2"))
+    attributed = metrics.attribute_requests_to_stages(workers, stages)
+    assert len(attributed) == len(_data(requests))
+    assert set(attributed["stage_index"]) == {stages.index[0]}
+    assert set(attributed["host"]) == {"worker1", "worker2"}
+
+
 def test_requests_go_to_the_newest_running_stage(tables):
     requests = _trace(tables)
     stages = _on_trace(tables["stages"], requests, [(0.1, 0.6), (0.4, 0.8)])   # overlapping on 0.4-0.6
