@@ -72,7 +72,8 @@ class Inventory:
                  "ansible_ssh_common_args", "ansible_ssh_extra_args"] if self.host_variable(host, name) is not None}
         if any("{{" in value for value in given.values()):
             return None
-        argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10"]
+        argv = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=10",
+                "-o", "ServerAliveCountMax=3"]
         for name, option in names.items():
             if name in given:
                 argv += [option, given[name]]
