@@ -88,12 +88,14 @@ def test_a_full_data_disk_fails_the_step_naming_enospc_and_keeps_what_was_collec
     run = bench(bench_process, "fio-sweep", FIO)
     try:
         run.wait_for_step("fio-sweep", "health check, start collectors")
-        # all free blocks, the ones ext4 reserves for root included (fio runs as root)
+        # every free block, those ext4 reserves for root included (fio runs as root): most in one allocation
+        # (its extent metadata needs a few blocks of the rest), the last ones written until the disk refuses
         on("worker1", f"rm -f {mount}/fio/sweep.dat && fallocate -l "
-                      f"$(( $(stat -f -c '%f * %S' {mount}/) - 1048576 )) {mount}/spillway-test-fill")
+                      f"$(( $(stat -f -c '%f * %S' {mount}/) - 16777216 )) {mount}/spillway-test-fill && "
+                      f"{{ dd if=/dev/zero of={mount}/spillway-test-fill-rest bs=1M status=none || true; }}")
         returncode, output, manifest = finished(run)
     finally:
-        on("worker1", f"rm -f {mount}/spillway-test-fill", check=False)
+        on("worker1", f"rm -f {mount}/spillway-test-fill {mount}/spillway-test-fill-rest", check=False)
     assert returncode != 0 and manifest["status"] == "failed"
     record, steps = workload(manifest, "fio-sweep")
     assert steps["run"]["status"] == "failed"
