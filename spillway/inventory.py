@@ -17,6 +17,9 @@ from spillway import INVENTORIES
 from spillway.preflight import available_clusters
 
 ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
+# Hosts that serve the cluster without running its daemons: the servers of a GlusterFS volume the harness builds
+# for a pfs backend (docs/pfs.md). Optional.
+SERVICE_GROUPS = ("pfs_servers",)
 SINGLE_HOST_GROUPS = ("namenode", "resourcemanager", "controller")
 
 
@@ -154,10 +157,10 @@ def load(name):
             problems.append(f"{hosts_file}: all.children.{group}: exactly one host allowed, got "
                             f"{sorted(set(groups[group]))}")
     for host in sorted(host_vars):
-        roles = [g for g in ROLE_GROUPS if host in groups.get(g, [])]
+        roles = [g for g in ROLE_GROUPS + SERVICE_GROUPS if host in groups.get(g, [])]
         if not roles:
             problems.append(f"{hosts_file}: host '{host}' has no role: put it under one of "
-                            f"{', '.join(ROLE_GROUPS)} (or remove it)")
+                            f"{', '.join(ROLE_GROUPS + SERVICE_GROUPS)} (or remove it)")
 
     validator = jsonschema.Draft202012Validator(_schema())
     for error in sorted(validator.iter_errors(variables), key=lambda e: list(e.absolute_path)):
@@ -187,6 +190,11 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
         if backend not in backends:
             problems.append(f"{vars_file}: spillway_placement.{purpose}: '{backend}' is not a backend; "
                             f"defined backends: {', '.join(sorted(backends))}")
+    for bname, backend in sorted(backends.items()):
+        if backend["kind"] == "pfs" and "glusterfs" in backend and not groups.get("pfs_servers"):
+            problems.append(f"{vars_file}: spillway_backends.{bname}.glusterfs: the volume is built over the hosts "
+                            "of group pfs_servers, which has none in hosts.yml; add the storage servers there, or "
+                            "give the mount point of an existing file system as `mount`")
     local_only = all_local(groups.get("workers", []), host_vars, variables)
     problems += _device_checks(vars_file, backends, local_only)
     for bname, backend in sorted(backends.items()):

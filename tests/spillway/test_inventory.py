@@ -34,11 +34,12 @@ def problems_of(cluster):
     return err.value.problems
 
 
-@pytest.mark.parametrize("cluster", ["local", "hdd", "ssd", "nvme"])
+@pytest.mark.parametrize("cluster", ["local", "hdd", "ssd", "nvme", "tiers", "emu", "pfs"])
 def test_shipped_inventories_are_valid(cluster):
     inv = inventory.load(cluster)
     assert inv.name == cluster
-    assert inv.groups["workers"] == ["localhost"]
+    single_host = cluster not in ("emu", "pfs")
+    assert (inv.groups["workers"] == ["localhost"]) == single_host and inv.all_local == single_host
     assert inv.placement["hdfs"] in inv.backends and inv.placement["local"] in inv.backends
     assert len(inv.digest) == 64
 
@@ -180,3 +181,18 @@ def test_ssh_command_is_none_for_a_local_connection_and_templated_values(scratch
 def test_spillway_root_is_the_hosts_own():
     assert inventory.load("emu").spillway_root("worker3") == "/var/lib/spillway/emu-worker3"
     assert inventory.load("local").spillway_root("localhost") == "/var/lib/spillway/local"
+
+
+def test_a_glusterfs_volume_needs_storage_servers(scratch_inventory):
+    def drop_servers(data):
+        servers = data["all"]["children"].pop("pfs_servers")["hosts"]
+        data["all"]["children"]["workers"]["hosts"].update(servers)  # the hosts stay, as workers
+    scratch_inventory("pfs", "hosts.yml", drop_servers)
+    (problem,) = problems_of("pfs")
+    assert "spillway_backends.pfs.glusterfs" in problem and "group pfs_servers" in problem
+
+
+def test_a_storage_server_needs_no_cluster_role():
+    pfs = inventory.load("pfs")
+    assert pfs.groups["pfs_servers"] == ["st1", "st2"]
+    assert not {"st1", "st2"} & {h for g in inventory.ROLE_GROUPS for h in pfs.groups[g]}
