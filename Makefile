@@ -70,6 +70,8 @@ bench: ## provision if needed, run the workloads, collect, report (RESUME=<run-i
 ifdef RESUME
 	@python3 -m spillway.rundir resumable '$(RESUME)' >/dev/null
 	@python3 -m spillway.preflight $(RESUMED) --ports
+	@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
+		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi
 	@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED))
 	@$(PY) -m spillway bench --resume '$(RESUME)' $(call given,CLUSTER,cluster) $(call given,WORKLOADS,workloads) \
 		$(call given,SCALE,scale) $(call given,REPEAT,repeat) $(call given,WARMUP,warmup) \
@@ -77,6 +79,7 @@ ifdef RESUME
 		$(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
 else
 	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE) --ports
+	$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up)
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
 		--warmup '$(WARMUP)' --drop-caches '$(DROP_CACHES)' --params '$(PARAMS)' --cores '$(CORES)' \
