@@ -126,7 +126,9 @@ def test_each_check_refuses(tmp_path, held_port):
                 "root": {"kind": "mount", "path": "/"},
                 "huge": {"kind": "emulated", "profile": "hdd", "size_gib": 4096},
                 "allowed": {"kind": "mount", "path": str(plain), "destructive_ok": True},
-                "nodevice": {"kind": "device", "device": str(tmp_path / "no-such-device"), "fstype": "ext4"}}
+                "nodevice": {"kind": "device", "device": str(tmp_path / "no-such-device"), "fstype": "ext4"},
+                "pfsplain": {"kind": "pfs", "mount": str(plain)},
+                "pfsbuilt": {"kind": "pfs", "glusterfs": {"shard_block_size": "4MB"}}}
     inventory = write_inventory(tmp_path / "inv", backends, {"hdfs": "huge", "local": "root"},
                                 {"preflight_min_free_gib": 1 << 30, "preflight_max_clock_skew_s": -1,
                                  "java_home": str(tmp_path / "nojava"),
@@ -159,6 +161,8 @@ def test_each_check_refuses(tmp_path, held_port):
     failed("java", "spillway-no-such-package", "java_home")
     failed("clock", "preflight_max_clock_skew_s", "synchronise")
     failed("storage:nodevice", "is no block device")
+    failed("storage:pfsplain", "not a mount point", str(plain), "spillway_backends.pfsplain.mount")
+    assert rows["localhost", "storage:pfsbuilt"]["status"] == "ok"
     assert rows["localhost", "storage:huge"]["status"] == "ok"
     assert rows["localhost", "storage:allowed"]["status"] == "ok"
 

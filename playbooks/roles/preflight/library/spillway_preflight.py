@@ -117,6 +117,21 @@ def check_mount_backend(name, backend, cluster):
     return row(check, "ok", f"kind mount: {path} is the mount point of {mounted[0]} ({mounted[1]})")
 
 
+def check_pfs_backend(name, backend, cluster):
+    """A shared file system: an existing mount point (the storage role then checks its type), or a GlusterFS
+    volume the harness builds over the hosts of group pfs_servers at provisioning."""
+    check = f"storage:{name}"
+    if "mount" not in backend:
+        return row(check, "ok", "kind pfs: a GlusterFS volume over group pfs_servers, built at provisioning")
+    path = os.path.normpath(backend["mount"])
+    mounted = mount_of(path) if os.path.isdir(path) else None
+    if mounted is None:
+        return row(check, "FAIL", f"kind pfs: {path} is not a mount point on this host",
+                   f"mount the shared file system at {path} on every worker, or fix spillway_backends.{name}.mount "
+                   f"in inventories/{cluster}/group_vars/all.yml")
+    return row(check, "ok", f"kind pfs: {path} is the mount point of {mounted[0]} ({mounted[1]})")
+
+
 def check_emulated_backend(name, backend):
     check = f"storage:{name}"
     profile = f"kind emulated ({backend.get('profile')}, {backend.get('size_gib')} GiB)"
@@ -158,7 +173,7 @@ def free_bytes(path):
 
 
 def check_mount_space(name, backend, min_free_gib):
-    path = existing_ancestor(os.path.normpath(backend["path"]))
+    path = existing_ancestor(os.path.normpath(backend.get("path") or backend["mount"]))
     if not os.path.isdir(path):
         return row(f"space:{name}", "FAIL", f"{path} is no directory", "see the storage row")
     free = free_bytes(path)
@@ -277,6 +292,10 @@ def main():
                 rows.append(check_mount_space(name, backend, args["min_free_gib"]))
             elif backend.get("kind") == "device":
                 rows.append(check_device_backend(name, backend))
+            elif backend.get("kind") == "pfs":
+                rows.append(check_pfs_backend(name, backend, args["cluster"]))
+                if "mount" in backend:
+                    rows.append(check_mount_space(name, backend, args["min_free_gib"]))
             else:
                 rows.append(check_emulated_backend(name, backend))
                 emulated[name] = backend
