@@ -89,8 +89,9 @@ def test_a_full_data_disk_fails_the_step_naming_enospc_and_keeps_what_was_collec
     try:
         run.wait_for_step("fio-sweep", "health check, start collectors")
         # every free block, those ext4 reserves for root included (fio runs as root): most in one allocation
-        # (its extent metadata needs a few blocks of the rest), the last ones written until the disk refuses
-        on("worker1", f"rm -f {mount}/fio/sweep.dat && fallocate -l "
+        # (its extent metadata needs a few blocks of the rest), the last ones written until the disk refuses.
+        # `sync` first: blocks of a deleted file are counted free but not allocatable until the journal commits.
+        on("worker1", f"rm -f {mount}/fio/sweep.dat && sync -f {mount}/ && fallocate -l "
                       f"$(( $(stat -f -c '%f * %S' {mount}/) - 16777216 )) {mount}/spillway-test-fill && "
                       f"{{ dd if=/dev/zero of={mount}/spillway-test-fill-rest bs=1M status=none || true; }}")
         returncode, output, manifest = finished(run)
