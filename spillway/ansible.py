@@ -61,8 +61,12 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
         log.flush()
         proc = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
                               stdin=subprocess.DEVNULL)
-    lines = log_path.read_text(errors="replace").splitlines()
-    result = PlaybookResult(returncode=proc.returncode, log_path=log_path, failures=_failures(lines))
+    return summarise(log_path.read_text(errors="replace").splitlines(), proc.returncode, log_path)
+
+
+def summarise(lines, returncode, log_path):
+    """The outcome of a playbook from its output's lines: failed tasks, changes and unreachable hosts."""
+    result = PlaybookResult(returncode=returncode, log_path=log_path, failures=_failures(lines))
     for line in lines:
         match = RECAP.match(line)
         if match:

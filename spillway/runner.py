@@ -259,11 +259,15 @@ class Bench:
                 entry["unreachable_hosts"] = result.unreachable
             if not result.ok:
                 detail = "\n".join(result.failures) or f"see {result.log_path}"
-                causes = "".join(f"; {cause}: free space there, then finish the run with make bench "
-                                 f"RESUME={self.run.manifest['run_id']}" for cause in known_causes(result.failures))
+                finish = f"then finish the run with make bench RESUME={self.run.manifest['run_id']}"
+                hints = [f"{cause}: free space there, {finish}" for cause in known_causes(result.failures)]
+                if result.unreachable:
+                    hints.append(f"unreachable over SSH: {', '.join(result.unreachable)} (their outputs of this step "
+                                 f"are missing): check the hosts' network and sshd, {finish}")
                 say(f"{line}: FAILED after {time.monotonic() - started:.1f} s\n{indent(detail)}"
-                    + "".join(f"\n   {cause}" for cause in causes.split("; ")[1:]))
-                raise StepFailed(f"{label} failed (log: {entry['log']}): {first_message(result.failures)}{causes}")
+                    + "".join(f"\n   {hint}" for hint in hints))
+                raise StepFailed(f"{label} failed (log: {entry['log']}): {first_message(result.failures)}"
+                                 + "".join(f"; {hint}" for hint in hints))
         say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
         return result
 

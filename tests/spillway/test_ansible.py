@@ -1,7 +1,8 @@
 """Reading Ansible's output: the failed task's message, on a real recorded ansible-core 2.19 run
-(tests/fixtures/ansible/failed-run.log: one ignored failure, then a failed task with a wrapped msg)."""
+(tests/fixtures/ansible/failed-run.log: one ignored failure, then a failed task with a wrapped msg), and a real
+workload step on the emulated cluster whose worker3 lost its link mid-step (unreachable-run.log)."""
 from spillway import REPO
-from spillway.ansible import RECAP, _failures, first_message
+from spillway.ansible import RECAP, _failures, first_message, known_causes, summarise
 
 LOG = (REPO / "tests/fixtures/ansible/failed-run.log").read_text().splitlines()
 
@@ -21,3 +22,18 @@ def test_failed_task_message_is_joined_across_wrapped_lines():
 def test_recap_line_gives_the_change_count():
     (match,) = [m for m in map(RECAP.match, LOG) if m]
     assert (match["host"], match["changed"], match["failed"]) == ("localhost", "1", "1")
+
+
+def test_a_host_lost_mid_play_is_named_unreachable_and_the_others_count():
+    lines = (REPO / "tests/fixtures/ansible/unreachable-run.log").read_text().splitlines()
+    result = summarise(lines, 4, "unreachable-run.log")
+    assert not result.ok and result.unreachable == ["worker3"]
+    assert result.changed == 4 + 5 + 5 + 1
+    assert "worker3" in result.failures[0] and "UNREACHABLE" in result.failures[0]
+    assert known_causes(result.failures) == []
+
+
+def test_a_full_disk_is_named_with_its_hosts():
+    failures = [f"TASK [x]\nfatal: [{host}]: FAILED! =>\n    stderr: |-\n      write: No space left on device"
+                for host in ("worker1", "worker2")] + ["TASK [y]\nfatal: [worker3]: FAILED! =>\n    rc: 1"]
+    assert known_causes(failures) == ["a disk is full (No space left on device) on worker1, worker2"]
