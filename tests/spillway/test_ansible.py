@@ -1,6 +1,7 @@
 """Reading Ansible's output: the failed task's message, on a real recorded ansible-core 2.19 run
 (tests/fixtures/ansible/failed-run.log: one ignored failure, then a failed task with a wrapped msg), and a real
-workload step on the emulated cluster whose worker3 lost its link mid-step (unreachable-run.log)."""
+workload step on the emulated cluster whose worker3 lost its link mid-step (unreachable-run.log), and one
+whose worker1 had a full disk (enospc-run.log)."""
 from spillway import REPO
 from spillway.ansible import RECAP, _failures, first_message, known_causes, summarise
 
@@ -33,7 +34,10 @@ def test_a_host_lost_mid_play_is_named_unreachable_and_the_others_count():
     assert known_causes(result.failures) == []
 
 
-def test_a_full_disk_is_named_with_its_hosts():
-    failures = [f"TASK [x]\nfatal: [{host}]: FAILED! =>\n    stderr: |-\n      write: No space left on device"
-                for host in ("worker1", "worker2")] + ["TASK [y]\nfatal: [worker3]: FAILED! =>\n    rc: 1"]
-    assert known_causes(failures) == ["a disk is full (No space left on device) on worker1, worker2"]
+def test_a_full_disk_is_named_with_its_host():
+    # a real step on emu: worker1's SSD filled before the fio sweep; worker2 and worker3 measured theirs
+    lines = (REPO / "tests/fixtures/ansible/enospc-run.log").read_text().splitlines()
+    result = summarise(lines, 2, "enospc-run.log")
+    assert not result.ok and result.unreachable == []
+    assert known_causes(result.failures) == ["a disk is full (No space left on device) on worker1"]
+    assert known_causes(_failures(LOG)) == []
