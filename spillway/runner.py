@@ -571,6 +571,14 @@ def emulation_record(inventory, profiles, used):
             f"The {len(inventory.hosts)} hosts are network namespaces on one machine (docs/emulated-cluster.md): they "
             "share its CPUs, memory, page cache and disk; only their links (tc tbf, no latency or loss) and their "
             f"disks' throttles are separate. Every process of the nodes ran at niceness {hosts.get('nice', 0)}.")
+        for name, backend in sorted(inventory.backends.items()):
+            if backend["kind"] == "pfs" and "glusterfs" in backend:
+                servers = ", ".join(inventory.groups.get("pfs_servers", []))
+                record["limitations"].append(
+                    f"Backend {name} is a GlusterFS volume the harness built over {servers}, emulated hosts whose "
+                    "bricks are directories on this machine's disk (docs/pfs.md): a parallel file system's data path "
+                    "(FUSE client, network, striping over servers), not its hardware. Its workers have no block "
+                    "device for it: their iostat and block traces are absent.")
     return record
 
 

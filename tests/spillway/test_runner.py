@@ -110,3 +110,13 @@ def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
     assert any("network namespaces on one machine" in text for text in record["limitations"])
     local = inventory.load("local")
     assert "nodes" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+
+
+def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
+    from spillway import inventory
+    from spillway.runner import emulation_record
+    pfs = inventory.load("pfs")
+    record = emulation_record(pfs, inventory.storage_profiles(), pfs.emulated_profiles())
+    assert record["profiles"] == {}
+    (gluster,) = [text for text in record["limitations"] if "GlusterFS" in text]
+    assert "st1, st2" in gluster and "iostat" in gluster
