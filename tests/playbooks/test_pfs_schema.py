@@ -1,5 +1,5 @@
 """`kind: pfs` backends in the inventory schema (docs/pfs.md): the valid forms pass, each mistake is refused with
-the field named. Uses a scratch copy of inventories/local, whose hosts need no group pfs_servers for `mount`."""
+the field named. Uses a scratch copy of inventories/local, with a group pfs_servers for the GlusterFS forms."""
 import importlib.util
 from pathlib import Path
 
@@ -25,6 +25,9 @@ def with_backend(scratch_inventory):
             variables["spillway_backends"]["shared"] = backend
             variables["spillway_placement"]["local"] = "shared"
         scratch_inventory("local", "group_vars/all.yml", add)
+        if "glusterfs" in backend:  # a volume the harness builds needs its servers (test_inventory: refused without)
+            scratch_inventory("local", "hosts.yml",
+                              lambda hosts: hosts["all"]["children"].update(pfs_servers={"hosts": {"localhost": None}}))
         return inventory.load("local")
     return load
 
