@@ -18,6 +18,8 @@ import sys
 import pandas as pd
 
 from analysis.tables import build_tables
+from emulation import cluster as emulated_cluster
+from emulation.config import load as load_emulation
 from spillway.benchmarks.monitoring_overhead import run_seconds
 from spillway.inventory import load as load_inventory
 from spillway.runner import Bench
@@ -26,6 +28,8 @@ ROW_BYTES = 100
 
 
 def one_bench(cluster, rows):
+    if "spillway_emulation" in load_inventory(cluster).variables:
+        print(f"cluster {cluster}: " + ("; ".join(emulated_cluster.up(load_emulation(cluster))) or "already up"))
     bench = Bench(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}")
     bench.execute()
     return bench.run.path
