@@ -37,17 +37,17 @@ def one_bench(cluster, rows):
     return bench.run.path
 
 
-def per_node_mb_s(run_path, cluster, rows):
+def per_node_mb_s(run_path, tables, cluster, rows):
     """MB/s per node that ran executors: the cluster's spark-defaults give both clusters the same executors,
     so a worker without one would only dilute the figure."""
     workers = set(load_inventory(cluster).groups["workers"])
-    executors = build_tables(run_path)["spark_executors"]
+    executors = tables["spark_executors"]
     nodes = len(set(executors.loc[executors["workload_id"] == "terasort", "executor_host"]) & workers) or len(workers)
     return rows * ROW_BYTES / run_seconds(run_path) / nodes / 1e6, nodes
 
 
-def stage_seconds(run_path) -> pd.Series:
-    stages = build_tables(run_path)["stages"]
+def stage_seconds(tables) -> pd.Series:
+    stages = tables["stages"]
     stages = stages[stages["workload_id"] == "terasort"].sort_values("submission_time_ms")
     return pd.Series(stages["duration_s"].to_numpy(), index=[f"s{s} {n[:34]}" for s, n in
                                                              zip(stages["stage_id"], stages["name"])])
@@ -66,7 +66,8 @@ def main(argv=None):
         runs = {name: RESULTS / run for name, run in zip(("local", "pfs"), args.runs)}
     else:
         runs = {name: one_bench(cluster, args.rows) for name, cluster in (("local", args.local), ("pfs", args.pfs))}
-    figures = {name: per_node_mb_s(runs[name], cluster, args.rows)
+    tables = {name: build_tables(path) for name, path in runs.items()}
+    figures = {name: per_node_mb_s(runs[name], tables[name], cluster, args.rows)
                for name, cluster in (("local", args.local), ("pfs", args.pfs))}
     print(f"\nSpark TeraSort, {args.rows * ROW_BYTES / 1e6:.0f} MB, run step per node")
     print(f"{'storage':<8} {'cluster':<8} {'nodes':>7} {'run (s)':>8} {'MB/s per node':>14}  run")
@@ -76,7 +77,7 @@ def main(argv=None):
     ratio = figures["pfs"][0] / figures["local"][0]
     print(f"per-node throughput pfs/local: {ratio:.2f}x "
           f"({'slower' if ratio < 1 else 'faster'} on the shared file system)")
-    table = pd.DataFrame({"local (s)": stage_seconds(runs["local"]), "pfs (s)": stage_seconds(runs["pfs"])})
+    table = pd.DataFrame({"local (s)": stage_seconds(tables["local"]), "pfs (s)": stage_seconds(tables["pfs"])})
     table["pfs/local"] = table["pfs (s)"] / table["local (s)"]
     print("\nstage times (same job, same scale; stage names may differ in length only)")
     print(table.round(2).to_string())
