@@ -281,11 +281,13 @@ def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple
     return out
 
 
-def foreign_cpu_pct(run_dir: Path, workload_id: str) -> float:
+def foreign_cpu_pct(run_dir: Path, workload_id: str, manifest: dict | None = None) -> float:
     """Mean share (%) of the hosts' CPU that niced processes took while the workload ran (iostat's avg-cpu
-    `nice`, every sample of every host); NaN when no host recorded iostat JSON for it."""
+    `nice`, every sample of every host); NaN when no host recorded iostat JSON for it. `manifest`: the run's,
+    when the caller has read it already."""
     from ..parsers.iostat import read_samples
-    if ((load_manifest(run_dir).get("emulation") or {}).get("nodes") or {}).get("nice"):
+    manifest = load_manifest(Path(run_dir)) if manifest is None else manifest
+    if ((manifest.get("emulation") or {}).get("nodes") or {}).get("nice"):
         return float("nan")  # an emulated cluster niced its own processes: the niced share is the workload's
     shares = []
     for path in sorted(Path(run_dir).glob(f"raw/*/iostat/{workload_id}/iostat.json")):
@@ -323,7 +325,7 @@ def configurations(run_dir: Path) -> list[Configuration]:
             hdfs=profiles.get(w.placement_hdfs, w.placement_hdfs), local=profiles.get(w.placement_local, w.placement_local),
             cores=_cores(w.executor_cores, executors, w.workload_id, nodes), nodes=nodes,
             run_s=float(w.run_s) if pd.notna(w.run_s) else float("nan"), stages=rows, traced=bool(traced),
-            foreign_cpu_pct=foreign_cpu_pct(run_dir, w.workload_id)))
+            foreign_cpu_pct=foreign_cpu_pct(run_dir, w.workload_id, manifest)))
     return configs
 
 
