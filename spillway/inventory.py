@@ -60,7 +60,7 @@ class Inventory:
 
     def host_variable(self, host, name, default=None):
         """A variable of `host` as hosts.yml and group_vars/all.yml give it (no templating)."""
-        return self.host_vars.get(host, {}).get(name, self.variables.get(name, default))
+        return host_variable(self.host_vars, self.variables, host, name, default)
 
     def spillway_root(self, host):
         return self.host_variable(host, "spillway_root", f"/var/lib/spillway/{self.name}")
@@ -83,14 +83,25 @@ class Inventory:
         argv += shlex.split(given.get("ansible_ssh_common_args", "")) + shlex.split(given.get("ansible_ssh_extra_args", ""))
         return argv + [given.get("ansible_host", host)]
 
+    @property
+    def emulation(self):
+        """How the hosts are emulated on this machine (spillway_emulation, docs/emulated-cluster.md); None for
+        real hosts."""
+        return self.variables.get("spillway_emulation")
+
     def emulated_profiles(self):
         return sorted({b["profile"] for b in self.backends.values() if b["kind"] == "emulated"})
 
 
 def all_local(hosts, host_vars, variables):
-    """True when every one of `hosts` is reached over Ansible's local connection."""
-    return all(host_vars.get(h, {}).get("ansible_connection", variables.get("ansible_connection")) == "local"
-               for h in hosts)
+    """True when every one of `hosts` is reached over Ansible's local connection (also before an Inventory is
+    built: load() asks it of the workers while it still validates)."""
+    return all(host_variable(host_vars, variables, h, "ansible_connection") == "local" for h in hosts)
+
+
+def host_variable(host_vars, variables, host, name, default=None):
+    """A variable of `host` as hosts.yml and group_vars/all.yml give it (no templating)."""
+    return host_vars.get(host, {}).get(name, variables.get(name, default))
 
 
 def storage_profiles():

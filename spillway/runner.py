@@ -562,7 +562,7 @@ def emulation_record(inventory, profiles, used):
     """What of the run was emulated: the disk profiles used and, for a cluster of emulated hosts, the nodes."""
     record = {"profiles": {p: profiles["profiles"][p] for p in used},
               "limitations": list(profiles["limitations"]) if used else []}
-    hosts = inventory.variables.get("spillway_emulation")
+    hosts = inventory.emulation
     if hosts:
         # analysis reads the niceness: the cluster's own processes then count as niced CPU time
         record["nodes"] = {"hosts": inventory.hosts, "nice": int(hosts.get("nice", 0)),

@@ -30,7 +30,7 @@ RESULTS = REPO / "results"
 
 
 def one_bench(cluster, rows):
-    if "spillway_emulation" in load_inventory(cluster).variables:
+    if load_inventory(cluster).emulation:
         print(f"cluster {cluster}: " + ("; ".join(emulated_cluster.up(load_emulation(cluster))) or "already up"))
     bench = Bench(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}")
     bench.execute()

@@ -60,7 +60,7 @@ def main(argv=None):
     parser.add_argument("--cluster", default="emu")
     parser.add_argument("--keep", action="store_true", help="no teardown first: provision the cluster as it is")
     args = parser.parse_args(argv)
-    emulated = "spillway_emulation" in load_inventory(args.cluster).variables
+    emulated = load_inventory(args.cluster).emulation is not None
     logs = REPO / "results" / "benchmarks"
     logs.mkdir(parents=True, exist_ok=True)
     for old in logs.glob(f"provisioning-{args.cluster}-*.log"):
