@@ -25,6 +25,8 @@ CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
 # machine: cluster-up creates them, teardown removes them after the usual teardown over SSH.
 EMULATED := $(shell grep -qs '^spillway_emulation:' inventories/$(CLUSTER)/group_vars/all.yml && echo yes)
 EMU      := $(PY) -m emulation
+# A bench holds its cluster (spillway/clusterlock.py): what would destroy or disturb it refuses while it runs.
+NOT_BUSY = python3 -m spillway.clusterlock check
 REQUIRE_EMULATED = test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
 
 help: ## Show the targets and their variables
@@ -70,6 +72,7 @@ bench: ## provision if needed, run the workloads, collect, report (RESUME=<run-i
 ifdef RESUME
 	@python3 -m spillway.rundir resumable '$(RESUME)' >/dev/null
 	@python3 -m spillway.preflight $(RESUMED) --ports
+	@$(NOT_BUSY) $(word 2,$(RESUMED))
 	@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
 		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi
 	@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED))
@@ -79,6 +82,7 @@ ifdef RESUME
 		$(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
 else
 	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE) --ports
+	@$(NOT_BUSY) $(CLUSTER)
 	$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up)
 	@$(MAKE) --no-print-directory setup
 	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
@@ -116,6 +120,7 @@ preflight: venv ## read-only checks of every host before provisioning, one table
 	@$(PY) -m spillway preflight --cluster $(CLUSTER)
 
 teardown: venv
+	@$(NOT_BUSY) $(CLUSTER)
 	@$(CHECK)
 	@$(if $(EMULATED),! $(EMU) is-up --cluster $(CLUSTER) || )$(PLAY) playbooks/teardown.yml
 	$(if $(EMULATED),@$(EMU) down --cluster $(CLUSTER))
@@ -127,6 +132,7 @@ cluster-up: venv ## create an emulated cluster's nodes (docs/emulated-cluster.md
 
 cluster-down: venv ## remove an emulated cluster's nodes without the teardown playbook
 	@$(REQUIRE_EMULATED)
+	@$(NOT_BUSY) $(CLUSTER)
 	@$(EMU) down --cluster $(CLUSTER)
 
 # The monitoring role writes the URLs on the controller (docs/monitoring.md); this reads them where that is this host.

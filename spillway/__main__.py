@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from spillway import inventory, workloads
+from spillway.clusterlock import ClusterBusy
 from spillway.inventory import InventoryError
 from spillway.workloads import WorkloadError
 
@@ -96,7 +97,7 @@ def main(argv=None):
         return args.func(args)
     except InventoryError as err:
         print(f"error: inventory '{getattr(args, 'cluster', '?')}' is invalid:\n{err}", file=sys.stderr)
-    except WorkloadError as err:
+    except (WorkloadError, ClusterBusy) as err:
         print(f"error: {err}", file=sys.stderr)
     return 2
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
-from spillway import REPO, inventory as inventory_mod, workloads as workloads_mod
+from spillway import REPO, clusterlock, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, known_causes, run_playbook
 from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
@@ -273,12 +273,13 @@ class Bench:
 
     # -- the bench -------------------------------------------------------------------------------
     def execute(self):
-        if self.resumed:
-            return self._run(self._reopen())
-        self.run = self.create_run_directory()
-        say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.inventory.name}', scale {self.scale}, "
-            f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
-        return self._run(self.instances)
+        with clusterlock.held(self.inventory.name, f"a bench on {self.inventory.name}"):
+            if self.resumed:
+                return self._run(self._reopen())
+            self.run = self.create_run_directory()
+            say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.inventory.name}', scale {self.scale}, "
+                f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
+            return self._run(self.instances)
 
     def create_run_directory(self):
         """results/<run-id>/ with the manifest's run-level facts and the plan (what a resume finishes)."""
