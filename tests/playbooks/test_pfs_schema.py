@@ -44,6 +44,8 @@ def problem_of(load, backend):
     {"kind": "pfs", "mount": "/lustre/scratch"},
     {"kind": "pfs", "glusterfs": {}},
     {"kind": "pfs", "glusterfs": {"shard_block_size": "64MB"}},
+    {"kind": "pfs", "glusterfs": {"brick": {"profile": "hdd", "size_gib": 4}}},
+    {"kind": "pfs", "glusterfs": {"brick": {"size_gib": 4}}},
 ])
 def test_pfs_backend_forms_are_valid(with_backend, backend):
     assert with_backend(backend).backends["shared"] == backend
@@ -56,6 +58,9 @@ def test_pfs_backend_forms_are_valid(with_backend, backend):
     ({"kind": "pfs", "glusterfs": {"shard_block_size": "4M"}}, "'4M' does not match"),
     ({"kind": "pfs", "glusterfs": {"stripe_count": 2}}, "'stripe_count' was unexpected"),
     ({"kind": "pfs", "mount": "/lustre", "path": "/lustre"}, "'path' was unexpected"),
+    ({"kind": "pfs", "glusterfs": {"brick": {"profile": "tape"}}}, "'tape' is not one of ['hdd', 'nvme', 'ssd']"),
+    ({"kind": "pfs", "glusterfs": {"brick": {"size_gib": 0}}}, "0 is less than the minimum of 1"),
+    ({"kind": "pfs", "glusterfs": {"brick": {"device": "/dev/sdb"}}}, "'device' was unexpected"),
 ])
 def test_pfs_backend_mistakes_are_refused_naming_the_field(with_backend, backend, message):
     assert message in problem_of(with_backend, backend)
@@ -65,7 +70,8 @@ def test_shipped_pfs_inventory_places_everything_on_the_glusterfs_backend():
     variables = yaml.safe_load((inventory.INVENTORIES / "pfs/group_vars/all.yml").read_text())
     assert list(jsonschema.Draft202012Validator(inventory._schema()).iter_errors(variables)) == []
     hosts = yaml.safe_load((inventory.INVENTORIES / "pfs/hosts.yml").read_text())["all"]
-    assert variables["spillway_backends"]["pfs"] == {"kind": "pfs", "glusterfs": {"shard_block_size": "4MB"}}
+    assert variables["spillway_backends"]["pfs"] == {
+        "kind": "pfs", "glusterfs": {"shard_block_size": "4MB", "brick": {"profile": "ssd", "size_gib": 16}}}
     assert variables["spillway_placement"] == {"hdfs": "pfs", "local": "pfs"}
     assert sorted(hosts["children"]["pfs_servers"]["hosts"]) == ["st1", "st2"]
     assert sorted(hosts["children"]["workers"]["hosts"]) == ["worker1", "worker2"]
