@@ -7,11 +7,14 @@ Root, about 15 minutes. Brings `emu` up and, at the end, down (make teardown): d
 uses that cluster.
 """
 import json
+import shutil
 import time
 
 import pytest
+import yaml
 
 from live_emu import CLUSTER, sh
+from spillway import REPO
 from spillway.inventory import load as load_inventory
 
 pytestmark = pytest.mark.integration
@@ -71,6 +74,28 @@ def test_tiny_bench_over_ssh_collects_from_every_worker(emu, bench_process):
     assert "fio" in output.split("fio-sweep: run ...")[1].split("fio-sweep: run: ok")[0]
     report = (run.run_dir / "report.html").read_text()
     assert all(worker in report for worker in WORKERS)
+
+
+def test_a_datanode_that_never_registers_is_named_with_every_workers_log(emu, tmp_path):
+    # The provisioned cluster seen through an inventory with a fourth worker whose address no DataNode has: the
+    # health check must say which worker is missing and where each worker's log is, not only count.
+    if not BENCHES:
+        pytest.skip("needs the cluster the module's first bench provisioned")
+    inventory = tmp_path / CLUSTER
+    shutil.copytree(REPO / "inventories" / CLUSTER, inventory)
+    hosts = yaml.safe_load((inventory / "hosts.yml").read_text())
+    hosts["all"]["hosts"]["worker4"] = {**hosts["all"]["hosts"]["worker3"], "ansible_host": "10.77.0.14"}
+    hosts["all"]["children"]["workers"]["hosts"]["worker4"] = None
+    (inventory / "hosts.yml").write_text(yaml.safe_dump(hosts))
+    result = sh(str(REPO / ".venv/bin/ansible-playbook"), "-i", str(inventory), "playbooks/health.yml",
+                "-e", '{"hadoop_health_timeout": 6, "hadoop_safemode_timeout": 6}', check=False)
+    message = " ".join(result.stdout.split())
+    seen = f"{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
+    assert result.returncode != 0, seen
+    assert "3 live DataNodes, 4 workers expected; registered: " in message, seen
+    assert "none has the address of worker4." in message, seen
+    for worker in WORKERS:
+        assert f"{worker} ({root_of(worker)}/logs/datanode.log):" in message, seen
 
 
 def executor_host_with_running_tasks(since, timeout=600):
