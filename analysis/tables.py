@@ -10,14 +10,16 @@ from typing import Callable
 
 import pandas as pd
 
-from .parsers import blocktrace, diskstats, eventlog, fio, iostat, jhist, manifest as manifest_parser, prometheus
+from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
+                      prometheus)
 from .rundir import RawOutput, load_manifest, raw_outputs
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
-               "mr_counters", "prometheus_series", "steps", "workloads", "sources")
+               "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "prometheus_series", "steps",
+               "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -146,6 +148,9 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         for file in files:
             acc.parse("mr_jobs", raw, file, _jhist_jobs)
             acc.parse("mr_counters", raw, file, _jhist_counters)
+    for raw in raw_outputs(run_dir, "gluster-profile"):
+        for file in sorted(raw.path.glob("profile-*.xml")):
+            acc.parse_many(raw, file, gluster_profile.gluster_profile_tables, counted="gluster_fops")
     # The Prometheus archive is cluster-wide (the series carry their node): raw/prometheus/<workload-id>.json,
     # no host folder; its rows in `sources` have an empty host.
     for file in sorted((run_dir / "raw" / "prometheus").glob("*.json")):

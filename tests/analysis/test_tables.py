@@ -1,7 +1,10 @@
 """tables: a run directory assembled from recorded fixtures -> tables/*.parquet."""
+import shutil
+
 import pandas as pd
 
 from analysis.tables import TABLE_NAMES, build_tables, read_tables, write_tables
+from spillway import REPO
 
 
 def test_tables_of_a_run(run_dir):
@@ -40,3 +43,19 @@ def test_a_run_without_manifest_or_raw(tmp_path):
     tables = build_tables(run)
     assert all(isinstance(t, pd.DataFrame) for t in tables.values())
     assert tables["steps"].empty and tables["fio"].empty
+
+
+def test_a_gluster_profile_becomes_per_brick_tables_with_host_and_workload(run_dir):
+    # recorded on the emulated volume's first server (tests/fixtures/gluster-profile/README.md)
+    target = run_dir / "raw" / "st1" / "gluster-profile" / "fio-sweep"
+    target.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "fixtures" / "gluster-profile" / "profile-pfs.xml", target)
+    tables = build_tables(run_dir)
+    bricks = tables["gluster_bricks"]
+    assert set(bricks["host"]) == {"st1"} and set(bricks["workload_id"]) == {"fio-sweep"}
+    assert len(bricks) == 2 and bricks["write_bytes"].gt(0).all()
+    writes = tables["gluster_fops"].query("fop == 'WRITE'")
+    assert len(writes) == 2 and writes["calls"].gt(0).all() and writes["latency_avg_s"].between(1e-6, 10).all()
+    assert set(tables["gluster_block_sizes"]["block_size_bytes"]) <= {1 << k for k in range(31)}
+    profiles = tables["sources"].query("source == 'gluster-profile'")
+    assert list(profiles["status"]) == ["ok"], profiles
