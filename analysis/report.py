@@ -302,6 +302,24 @@ def _mr_rows(mr_jobs: pd.DataFrame, mr_counters: pd.DataFrame) -> list[dict]:
     return rows
 
 
+def _gluster_rows(bricks: pd.DataFrame, fops: pd.DataFrame, most: int = 4) -> list[dict]:
+    """Per workload and brick of a harness-built GlusterFS volume: bytes moved and the file operations that took
+    the most time at the brick (calls x average latency)."""
+    if bricks.empty:
+        return []
+    rows = []
+    for brick in bricks.sort_values(["workload_id", "volume", "brick_host"]).to_dict("records"):
+        key = {k: brick[k] for k in ("workload_id", "volume", "brick_host", "brick_path")}
+        mine = fops.loc[(fops[list(key)] == pd.Series(key)).all(axis=1)].nlargest(most, "latency_total_s")
+        rows.append({"workload": brick["workload_id"], "brick": f"{brick['brick_host']}:{brick['brick_path']}",
+                     "volume": brick["volume"], "window": _num(brick["duration_s"], "s", 0),
+                     "read": metrics.format_bytes(brick["read_bytes"]),
+                     "written": metrics.format_bytes(brick["write_bytes"]),
+                     "fops": ", ".join(f"{f['fop']} {f['calls']:,} x {_num(f['latency_avg_s'] * 1e3, 'ms')}"
+                                       for f in mine.to_dict("records"))})
+    return rows
+
+
 def _workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:
     rows = []
     for w in metrics.workload_io_summary(tables).to_dict("records"):
@@ -490,6 +508,7 @@ def build_context(run_dir: Path) -> dict:
         "placement_rows": _placement_rows(metrics.run_time_by_placement(tables["workloads"])),
         "cores": cores, "cores_rows": cores_rows, "cores_figures": cores_figures(by_cores, run_id),
         "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
+        "gluster_rows": _gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
         "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
         "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),

@@ -5,7 +5,9 @@ import shutil
 
 from analysis.parsers.jhist import parse_jhist
 from analysis.report import write_report
+from analysis.tables import write_tables
 from conftest import TOOLS
+from spillway import REPO
 
 
 def test_report_of_a_run(run_dir):
@@ -43,6 +45,20 @@ def test_report_with_block_trace(run_dir):
     shutil.copy(trace, target / "blocktrace.tsv")
     html = write_report(run_dir).read_text()
     assert 'alt="request sizes during spark-tiny' in html and 'alt="request sizes during fio-sweep' in html
+
+
+def test_report_shows_the_bricks_side_only_when_a_gluster_profile_was_recorded(run_dir):
+    assert 'id="pfs-servers"' not in write_report(run_dir).read_text()
+    target = run_dir / "raw" / "st1" / "gluster-profile" / "fio-sweep"
+    target.mkdir(parents=True)
+    shutil.copy(REPO / "tests" / "fixtures" / "gluster-profile" / "profile-pfs.xml", target)
+    write_tables(run_dir)  # the first report wrote the tables without it
+    html = write_report(run_dir).read_text()
+    section = html[html.index('id="pfs-servers"'):]
+    section = section[:section.index("</table>")]
+    # both bricks of the recorded volume, each with its bytes and its costliest operations with their units
+    assert section.count("<td>pfs</td>") == 2
+    assert re.findall(r"WRITE [\d,]+ x [\d.]+ ms", section) and re.search(r"\d MiB</td>", section)
 
 
 def test_report_of_a_partial_run(tmp_path):
