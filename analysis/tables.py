@@ -56,6 +56,17 @@ class _Collector:
         self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
                              "file": what, "status": "missing", "rows": 0, "message": f"no {what}"})
 
+    def none_or_missing_device(self, raw, what: str) -> None:
+        """No file of a block-device collector: none when it said the host has no device to observe
+        (nothing-here.txt: e.g. a worker whose only data path is a network file system), else missing."""
+        reason = raw.path / "nothing-here.txt"
+        if reason.exists():
+            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
+                                 "file": what, "status": "none", "rows": 0,
+                                 "message": reason.read_text(errors="replace").strip()[:500]})
+        else:
+            self.missing(raw, what)
+
     def none_or_missing(self, raw, what: str) -> None:
         """No file of an application-level collector: the workload ran no such application, unless
         the collector said it failed (collector-error.txt), in which case the data is missing."""
@@ -123,7 +134,7 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         elif (raw.path / "iostat.txt").exists():          # iostat -x text report (iostat without JSON output)
             acc.parse("iostat", raw, raw.path / "iostat.txt", lambda path: iostat.parse_iostat_text(path)[0])
         else:
-            acc.missing(raw, "iostat.json")
+            acc.none_or_missing_device(raw, "iostat.json")
         if (raw.path / "diskstats.start").exists() and (raw.path / "diskstats.stop").exists():
             acc.parse("disk_totals", raw, raw.path / "diskstats.stop",
                       lambda stop: diskstats.window_totals(stop.with_name("diskstats.start"), stop))
@@ -132,7 +143,7 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         if file.exists():
             acc.parse("block_requests", raw, file, blocktrace.parse_blocktrace)
         else:
-            acc.missing(raw, "blocktrace.tsv")
+            acc.none_or_missing_device(raw, "blocktrace.tsv")
     for raw in raw_outputs(run_dir, "eventlog"):
         folder = raw.path / "eventlogs" if (raw.path / "eventlogs").is_dir() else raw.path
         logs = [files for files in eventlog.event_log_files(folder) if files]

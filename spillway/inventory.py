@@ -13,7 +13,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from spillway import INVENTORIES
+from spillway import INVENTORIES, REPO
 from spillway.preflight import available_clusters
 
 ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
@@ -90,7 +90,14 @@ class Inventory:
         return self.variables.get("spillway_emulation")
 
     def emulated_profiles(self):
-        return sorted({b["profile"] for b in self.backends.values() if b["kind"] == "emulated"})
+        """The storage profiles of the emulated disks: the backends' and the bricks of harness-built GlusterFS
+        volumes (their default is the storage role's, read from its defaults so that there is one)."""
+        disks = {b["profile"] for b in self.backends.values() if b["kind"] == "emulated"}
+        bricks = [b["glusterfs"] for b in self.backends.values() if b["kind"] == "pfs" and "glusterfs" in b]
+        if bricks:
+            default = yaml.safe_load((REPO / "playbooks/roles/storage/defaults/main.yml").read_text())
+            disks |= {{**default["storage_pfs_brick_default"], **(g.get("brick") or {})}["profile"] for g in bricks}
+        return sorted(disks)
 
 
 def all_local(hosts, host_vars, variables):

@@ -577,9 +577,10 @@ def emulation_record(inventory, profiles, used):
                 servers = ", ".join(inventory.groups.get("pfs_servers", []))
                 record["limitations"].append(
                     f"Backend {name} is a GlusterFS volume the harness built over {servers}, emulated hosts whose "
-                    "bricks are directories on this machine's disk (docs/pfs.md): a parallel file system's data path "
-                    "(FUSE client, network, striping over servers), not its hardware. Its workers have no block "
-                    "device for it: their iostat and block traces are absent.")
+                    "bricks are emulated disks of their own (glusterfs.brick profile, docs/pfs.md): a parallel file "
+                    "system's data path (FUSE client, network, striping over servers), not its hardware. Its "
+                    "workers have no block device for it: their iostat and block traces are absent; the servers' "
+                    "brick disks are traced, and gluster-profile records each brick's file operations.")
     return record
 
 

@@ -22,6 +22,13 @@ PID_FILE = ".pid"
 STARTED_AT_FILE = ".started_at"
 ERROR_FILE = "collector-error.txt"
 NOTES_FILE = "collector-notes.txt"
+# Written instead of data when the collector has nothing to observe on this host; analysis counts it as "none",
+# not as missing data.
+NOTHING_HERE_FILE = "nothing-here.txt"
+
+
+class NothingHere(Exception):
+    """The collector has nothing to observe on this host (e.g. no block device under its data paths)."""
 
 
 @dataclass
@@ -33,6 +40,8 @@ class Context:
     workload_id: str
     out: Path
     devices: list[str] = field(default_factory=list)
+    # backends of this host with no block device of their own (pfs: a file system mounted over the network)
+    deviceless_backends: list[str] = field(default_factory=list)
     window_start: float | None = None
 
     @classmethod
@@ -52,10 +61,15 @@ class Context:
             workload_id=os.environ.get("SPILLWAY_WORKLOAD_ID", ""),
             out=out,
             devices=os.environ.get("SPILLWAY_DEVICES", "").split(),
+            deviceless_backends=os.environ.get("SPILLWAY_DEVICELESS_BACKENDS", "").split(),
             window_start=float(window) if window else None,
         )
 
     def require_devices(self) -> list[str]:
+        if not self.devices and self.deviceless_backends:
+            raise NothingHere(
+                f"no block device under this host's data paths: backends {', '.join(self.deviceless_backends)} have "
+                "none of their own (a network or parallel file system: its servers' disks are where its I/O is seen)")
         if not self.devices:
             raise RuntimeError(
                 "SPILLWAY_DEVICES is empty: the host has no storage.json with backends.<b>.device; "
@@ -91,6 +105,8 @@ def guarded(main: Callable[[Context], None]) -> None:
         sys.exit(2)
     try:
         main(ctx)
+    except NothingHere as nothing:
+        (ctx.out / NOTHING_HERE_FILE).write_text(f"{nothing}\n")
     except Exception as exc:  # noqa: BLE001 - a collector must never fail the bench
         step = Path(sys.argv[0]).name
         with open(ctx.out / ERROR_FILE, "a") as err:

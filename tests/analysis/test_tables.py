@@ -59,3 +59,13 @@ def test_a_gluster_profile_becomes_per_brick_tables_with_host_and_workload(run_d
     assert set(tables["gluster_block_sizes"]["block_size_bytes"]) <= {1 << k for k in range(31)}
     profiles = tables["sources"].query("source == 'gluster-profile'")
     assert list(profiles["status"]) == ["ok"], profiles
+
+
+def test_a_host_with_no_device_to_observe_is_none_not_missing(run_dir):
+    for collector in ("iostat", "blocktrace"):
+        out = run_dir / "raw" / "worker1" / collector / "fio-sweep"
+        out.mkdir(parents=True)
+        (out / "nothing-here.txt").write_text("no block device under this host's data paths: backends pfs ...\n")
+    sources = build_tables(run_dir)["sources"].query("host == 'worker1'")
+    assert sorted(sources["source"]) == ["blocktrace", "iostat"]
+    assert set(sources["status"]) == {"none"} and sources["message"].str.contains("backends pfs").all()
