@@ -9,7 +9,6 @@ Root, about 6 minutes on 2 shared cores (the first provisioning is most of it). 
 O_DIRECT dd throughput through worker1's mount and what each server's brick device wrote meanwhile.
 """
 import json
-import os
 import re
 import subprocess
 import time
@@ -19,13 +18,7 @@ import pytest
 
 from spillway import REPO
 
-pytestmark = [
-    pytest.mark.integration,
-    # Passed in every run on the developers' machine (4 of 4), failed in the fresh-clone CI run of 2026-11-22: one
-    # of the two workers' DataNodes did not register within the health check's 208 s. Until the cause is found
-    # (issue 6 note), CI runs `make bench CLUSTER=emu`'s tests and this one runs by hand.
-    pytest.mark.skipif(bool(os.environ.get("CI")), reason="intermittent DataNode registration on pfs in CI (issue 6)"),
-]
+pytestmark = pytest.mark.integration
 
 CLUSTER = "pfs"
 # 16 shards of 4 MB besides the file's first piece: the chance that hashing puts all 17 on one brick is 2^-16.
