@@ -17,10 +17,10 @@ only its `=== Cumulative stats ===` section is read:
   that operation is latency_total / calls). The dump labels latencies "us", but GlusterFS 10 measures them in
   nanoseconds (as `gluster volume profile` says in its XML): in the recorded fixture the window's 512 WRITE calls
   (256 of 128 KiB, the pieces of 32 direct 1 MiB writes that took 0.28 s in all, and 256 buffered 4 KiB ones)
-  add up to 1.39e9 "us" - 1.39 s as nanoseconds, 23 minutes as microseconds in a 6.4 s window. FOP calls and latencies are counted only
-  while the volume's `diagnostics.count-fop-hits` / `diagnostics.latency-measurement` are on (the gluster-profile
-  collector turns them on for the window; a FOP counted before shows up with its earlier calls in both snapshots,
-  which the difference removes). Bytes and block sizes are always counted.
+  add up to 1.39e9 "us" - 1.39 s as nanoseconds, 23 minutes as microseconds in a 6.4 s window. FOP calls and
+  latencies are counted only while the volume's `diagnostics.count-fop-hits` / `diagnostics.latency-measurement`
+  are on (the gluster-profile collector turns them on for the window; a FOP counted before shows up with its
+  earlier calls in both snapshots, which the difference removes). Bytes and block sizes are always counted.
 
 Lustre (`fstype` lustre), `lctl get_param llite.<fsname>-<instance>.stats` (or the llite `stats` files, which the
 collector lays out the same way): per instance a line `llite.<instance>.stats=`, then `snapshot_time`,

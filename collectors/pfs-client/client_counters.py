@@ -82,8 +82,8 @@ def lustre_llite_stats(mount: str) -> tuple[str | None, str]:
             # The same layout as lctl's output, so one parser reads both.
             text = "".join(f"llite.{Path(file).parent.name}.stats=\n{Path(file).read_text()}" for file in files)
             return text, " ".join(files)
-    return None, (lctl_said + "no Lustre llite stats under " + " or ".join(p.split("/llite")[0] for p in LUSTRE_STATS_GLOBS)
-                  + ": no Lustre client here")
+    searched = " or ".join(pattern.split("/llite")[0] for pattern in LUSTRE_STATS_GLOBS)
+    return None, f"{lctl_said}no Lustre llite stats under {searched}: no Lustre client here"
 
 
 def gluster_io_stats_dump(mount: str, name: str) -> tuple[str | None, str]:

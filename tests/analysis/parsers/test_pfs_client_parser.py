@@ -58,7 +58,8 @@ def test_snapshot_header_names_the_backend():
 
 
 def test_lustre_sample_window_differences_samples_and_sums():
-    frame = window_deltas(FIXTURES / "lustre-sample-client-scratch.start", FIXTURES / "lustre-sample-client-scratch.stop")
+    sample = FIXTURES / "lustre-sample-client-scratch"
+    frame = window_deltas(sample.with_suffix(".start"), sample.with_suffix(".stop"))
     got = {row.counter: (row.value, row.unit) for row in frame.itertuples()}
     assert got["window"] == (60.5, "s")
     assert got["read_bytes.samples"] == (256, "calls")
