@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from spillway_collector import Context
+from spillway_collector import Context, NothingHere
 
 HEADER_PREFIX = "# spillway-pfs-client "
 TIMEOUT_S = 30
@@ -24,14 +24,17 @@ LUSTRE_STATS_GLOBS = ("/proc/fs/lustre/llite/*/stats", "/sys/kernel/debug/lustre
 
 
 def pfs_backends(root: Path) -> dict[str, dict]:
-    """The `kind: pfs` backends of this host's storage.json (role storage). No storage.json, or none of that kind:
-    nothing to record (the usual case on disk clusters), which is not this collector's failure to report."""
+    """The `kind: pfs` backends of this host's storage.json (role storage). None of that kind, the usual case on
+    disk clusters, or no storage.json: nothing to observe here (NothingHere), not a failure."""
     try:
         storage = json.loads((root / "storage.json").read_text())
     except FileNotFoundError:
-        return {}
-    return {name: backend for name, backend in sorted((storage.get("backends") or {}).items())
-            if (backend or {}).get("kind") == "pfs"}
+        raise NothingHere(f"no {root / 'storage.json'}: no pfs backend known on this host") from None
+    backends = {name: backend for name, backend in sorted((storage.get("backends") or {}).items())
+                if (backend or {}).get("kind") == "pfs"}
+    if not backends:
+        raise NothingHere("no pfs backend in storage.json: no parallel file system client on this host")
+    return backends
 
 
 def snapshot_all(ctx: Context, phase: str) -> None:

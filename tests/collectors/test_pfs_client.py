@@ -1,5 +1,5 @@
 """The pfs-client collector on this machine, which has no parallel file system: on a host without a pfs backend
-(every disk cluster, the local default) it must leave no trace and cost nothing; on a pfs backend whose client
+(every disk cluster, the local default) it must only say so (nothing-here.txt) and cost nothing; on a pfs backend whose client
 counters cannot be read it notes why and never fails. Its GlusterFS snapshots were recorded on the emulated `pfs`
 cluster (tests/fixtures/pfs-client/README.md)."""
 import json
@@ -35,7 +35,7 @@ DISK_BACKENDS = {"hdd": {"kind": "emulated", "device": "loop5", "mount": "/var/l
 
 
 @pytest.mark.parametrize("backends", [DISK_BACKENDS, None], ids=["disk-backends", "no-storage-json"])
-def test_a_host_without_pfs_leaves_no_trace(tmp_path, backends):
+def test_a_host_without_pfs_says_there_is_nothing_here(tmp_path, backends):
     if backends is not None:
         storage(tmp_path / "root", backends)
     out = tmp_path / "out"
@@ -45,7 +45,8 @@ def test_a_host_without_pfs_leaves_no_trace(tmp_path, backends):
         took = time.monotonic() - began
         assert result.returncode == 0 and result.stderr == "" and result.stdout == ""
         assert took < 5, f"{step} took {took:.2f} s on a host with nothing to record"
-    assert list(out.iterdir()) == []
+    assert [p.name for p in out.iterdir()] == ["nothing-here.txt"]          # the analysis counts it as "none"
+    assert "no pfs backend" in (out / "nothing-here.txt").read_text()
 
 
 def test_lustre_without_a_client_is_noted_not_failed(tmp_path):
