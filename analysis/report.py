@@ -320,6 +320,22 @@ def _gluster_rows(bricks: pd.DataFrame, fops: pd.DataFrame, most: int = 4) -> li
     return rows
 
 
+def _pfs_client_rows(counters: pd.DataFrame) -> list[dict]:
+    """Per workload, worker and pfs backend: what the file system's client counted over the window."""
+    if counters.empty:
+        return []
+    rows = []
+    for (workload, host, backend, fstype), group in counters.groupby(["workload_id", "host", "backend", "fstype"]):
+        value = group.set_index("counter")["value"]
+        calls = {fop: value.get(f"fop.{fop}.calls") for fop in ("READ", "WRITE")}
+        rows.append({"workload": workload, "host": host, "backend": f"{backend} ({fstype})",
+                     "window": _num(value.get("window"), "s", 0),
+                     "read": metrics.format_bytes(value.get("bytes_read", value.get("read_bytes.sum"))),
+                     "written": metrics.format_bytes(value.get("bytes_written", value.get("write_bytes.sum"))),
+                     "calls": ", ".join(f"{fop} {int(n):,}" for fop, n in calls.items() if n is not None)})
+    return rows
+
+
 def _workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:
     rows = []
     for w in metrics.workload_io_summary(tables).to_dict("records"):
@@ -509,6 +525,7 @@ def build_context(run_dir: Path) -> dict:
         "cores": cores, "cores_rows": cores_rows, "cores_figures": cores_figures(by_cores, run_id),
         "stage_rows": _stage_rows(tables["stages"]), "mr_rows": _mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "gluster_rows": _gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
+        "pfs_client_rows": _pfs_client_rows(tables["pfs_client"]),
         "fio_rows": _fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
         "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),

@@ -11,14 +11,14 @@ from typing import Callable
 import pandas as pd
 
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
-                      prometheus)
+                      pfs_client, prometheus)
 from .rundir import RawOutput, load_manifest, raw_outputs
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
-               "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "prometheus_series", "steps",
+               "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client", "prometheus_series", "steps",
                "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
@@ -162,6 +162,16 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     for raw in raw_outputs(run_dir, "gluster-profile"):
         for file in sorted(raw.path.glob("profile-*.xml")):
             acc.parse_many(raw, file, gluster_profile.gluster_profile_tables, counted="gluster_fops")
+    for raw in raw_outputs(run_dir, "pfs-client"):
+        starts = sorted(raw.path.glob("client-*.start"))
+        if not starts:
+            acc.none_or_missing_device(raw, "client-<backend>.start")
+        for start in starts:
+            stop = start.with_suffix(".stop")
+            if stop.exists():
+                acc.parse("pfs_client", raw, stop, lambda path, start=start: pfs_client.window_deltas(start, path))
+            else:
+                acc.missing(raw, stop.name)
     # The Prometheus archive is cluster-wide (the series carry their node): raw/prometheus/<workload-id>.json,
     # no host folder; its rows in `sources` have an empty host.
     for file in sorted((run_dir / "raw" / "prometheus").glob("*.json")):

@@ -61,6 +61,19 @@ def test_report_shows_the_bricks_side_only_when_a_gluster_profile_was_recorded(r
     assert re.findall(r"WRITE [\d,]+ x [\d.]+ ms", section) and re.search(r"\d MiB</td>", section)
 
 
+def test_report_shows_the_clients_side_of_a_pfs_backend(run_dir):
+    target = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
+    target.mkdir(parents=True)
+    for suffix in ("start", "stop"):
+        shutil.copy(REPO / "tests" / "fixtures" / "pfs-client" / f"worker1-client-pfs.{suffix}",
+                    target / f"client-pfs.{suffix}")
+    html = write_report(run_dir).read_text()
+    section = html[html.index('id="pfs-clients"'):]
+    section = section[:section.index("</table>")]
+    assert "<td>worker1</td><td>pfs (fuse.glusterfs)</td>" in section
+    assert re.search(r"READ [\d,]+, WRITE [\d,]+", section) and re.search(r"\d MiB</td>", section)
+
+
 def test_report_of_a_partial_run(tmp_path):
     run = tmp_path / "partial"
     (run / "raw").mkdir(parents=True)

@@ -69,3 +69,16 @@ def test_a_host_with_no_device_to_observe_is_none_not_missing(run_dir):
     sources = build_tables(run_dir)["sources"].query("host == 'worker1'")
     assert sorted(sources["source"]) == ["blocktrace", "iostat"]
     assert set(sources["status"]) == {"none"} and sources["message"].str.contains("backends pfs").all()
+
+
+def test_pfs_client_counters_become_the_windows_deltas(run_dir):
+    # recorded on the emulated volume's worker1 (tests/fixtures/pfs-client/README.md)
+    target = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
+    target.mkdir(parents=True)
+    for suffix in ("start", "stop"):
+        shutil.copy(REPO / "tests" / "fixtures" / "pfs-client" / f"worker1-client-pfs.{suffix}",
+                    target / f"client-pfs.{suffix}")
+    counters = build_tables(run_dir)["pfs_client"].set_index("counter")
+    assert set(counters["host"]) == {"worker1"} and set(counters["fstype"]) == {"fuse.glusterfs"}
+    assert counters.loc["bytes_read", "value"] > 0 and counters.loc["bytes_written", "value"] > 0
+    assert counters.loc["bytes_read", "unit"] == "bytes" and counters.loc["window", "unit"] == "s"
