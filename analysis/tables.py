@@ -52,18 +52,19 @@ class _Collector:
             entry["rows"] = len(frames[counted])
         self.sources.append(entry)
 
-    def missing(self, raw, what: str) -> None:
+    def _without_rows(self, raw, what: str, status: str, message: str) -> None:
         self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
-                             "file": what, "status": "missing", "rows": 0, "message": f"no {what}"})
+                             "file": what, "status": status, "rows": 0, "message": message[:500]})
+
+    def missing(self, raw, what: str) -> None:
+        self._without_rows(raw, what, "missing", f"no {what}")
 
     def none_or_missing_device(self, raw, what: str) -> None:
         """No file of a block-device collector: none when it said the host has no device to observe
         (nothing-here.txt: e.g. a worker whose only data path is a network file system), else missing."""
         reason = raw.path / "nothing-here.txt"
         if reason.exists():
-            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
-                                 "file": what, "status": "none", "rows": 0,
-                                 "message": reason.read_text(errors="replace").strip()[:500]})
+            self._without_rows(raw, what, "none", reason.read_text(errors="replace").strip())
         else:
             self.missing(raw, what)
 
@@ -72,13 +73,9 @@ class _Collector:
         the collector said it failed (collector-error.txt), in which case the data is missing."""
         error = raw.path / "collector-error.txt"
         if error.exists():
-            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
-                                 "file": what, "status": "missing", "rows": 0,
-                                 "message": error.read_text(errors="replace").strip()[:500]})
+            self._without_rows(raw, what, "missing", error.read_text(errors="replace").strip())
         else:
-            self.sources.append({"host": raw.host, "source": raw.source, "workload_id": raw.workload_id,
-                                 "file": what, "status": "none", "rows": 0,
-                                 "message": f"no {what}: the workload ran none"})
+            self._without_rows(raw, what, "none", f"no {what}: the workload ran none")
 
 
 def _fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:

@@ -84,3 +84,16 @@ def bandwidths():
     """fio curves of the recorded sweep (hdd, ssd); nvme falls back to its profile caps (model tests)."""
     from analysis.models import iomodel
     return iomodel.bandwidths_for([FIXTURES / "runs" / "fio-sweep"], search_results=False)
+
+
+def add_pfs_recordings(run_dir: Path, workload_id: str = "fio-sweep") -> None:
+    """The emulated pfs volume's recordings laid out as a bench fetches them: st1's gluster profile and worker1's
+    client counters (tests/fixtures/gluster-profile/, tests/fixtures/pfs-client/: their READMEs say how)."""
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    profile = run_dir / "raw" / "st1" / "gluster-profile" / workload_id
+    profile.mkdir(parents=True)
+    shutil.copy(fixtures / "gluster-profile" / "profile-pfs.xml", profile)
+    client = run_dir / "raw" / "worker1" / "pfs-client" / workload_id
+    client.mkdir(parents=True)
+    for suffix in ("start", "stop"):
+        shutil.copy(fixtures / "pfs-client" / f"worker1-client-pfs.{suffix}", client / f"client-pfs.{suffix}")

@@ -6,8 +6,7 @@ import shutil
 from analysis.parsers.jhist import parse_jhist
 from analysis.report import write_report
 from analysis.tables import write_tables
-from conftest import TOOLS
-from spillway import REPO
+from conftest import TOOLS, add_pfs_recordings
 
 
 def test_report_of_a_run(run_dir):
@@ -49,9 +48,7 @@ def test_report_with_block_trace(run_dir):
 
 def test_report_shows_the_bricks_side_only_when_a_gluster_profile_was_recorded(run_dir):
     assert 'id="pfs-servers"' not in write_report(run_dir).read_text()
-    target = run_dir / "raw" / "st1" / "gluster-profile" / "fio-sweep"
-    target.mkdir(parents=True)
-    shutil.copy(REPO / "tests" / "fixtures" / "gluster-profile" / "profile-pfs.xml", target)
+    add_pfs_recordings(run_dir)
     write_tables(run_dir)  # the first report wrote the tables without it
     html = write_report(run_dir).read_text()
     section = html[html.index('id="pfs-servers"'):]
@@ -62,11 +59,7 @@ def test_report_shows_the_bricks_side_only_when_a_gluster_profile_was_recorded(r
 
 
 def test_report_shows_the_clients_side_of_a_pfs_backend(run_dir):
-    target = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
-    target.mkdir(parents=True)
-    for suffix in ("start", "stop"):
-        shutil.copy(REPO / "tests" / "fixtures" / "pfs-client" / f"worker1-client-pfs.{suffix}",
-                    target / f"client-pfs.{suffix}")
+    add_pfs_recordings(run_dir)
     html = write_report(run_dir).read_text()
     section = html[html.index('id="pfs-clients"'):]
     section = section[:section.index("</table>")]

@@ -1,10 +1,8 @@
 """tables: a run directory assembled from recorded fixtures -> tables/*.parquet."""
-import shutil
-
 import pandas as pd
 
 from analysis.tables import TABLE_NAMES, build_tables, read_tables, write_tables
-from spillway import REPO
+from conftest import add_pfs_recordings
 
 
 def test_tables_of_a_run(run_dir):
@@ -46,10 +44,7 @@ def test_a_run_without_manifest_or_raw(tmp_path):
 
 
 def test_a_gluster_profile_becomes_per_brick_tables_with_host_and_workload(run_dir):
-    # recorded on the emulated volume's first server (tests/fixtures/gluster-profile/README.md)
-    target = run_dir / "raw" / "st1" / "gluster-profile" / "fio-sweep"
-    target.mkdir(parents=True)
-    shutil.copy(REPO / "tests" / "fixtures" / "gluster-profile" / "profile-pfs.xml", target)
+    add_pfs_recordings(run_dir)
     tables = build_tables(run_dir)
     bricks = tables["gluster_bricks"]
     assert set(bricks["host"]) == {"st1"} and set(bricks["workload_id"]) == {"fio-sweep"}
@@ -72,12 +67,7 @@ def test_a_host_with_no_device_to_observe_is_none_not_missing(run_dir):
 
 
 def test_pfs_client_counters_become_the_windows_deltas(run_dir):
-    # recorded on the emulated volume's worker1 (tests/fixtures/pfs-client/README.md)
-    target = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
-    target.mkdir(parents=True)
-    for suffix in ("start", "stop"):
-        shutil.copy(REPO / "tests" / "fixtures" / "pfs-client" / f"worker1-client-pfs.{suffix}",
-                    target / f"client-pfs.{suffix}")
+    add_pfs_recordings(run_dir)
     counters = build_tables(run_dir)["pfs_client"].set_index("counter")
     assert set(counters["host"]) == {"worker1"} and set(counters["fstype"]) == {"fuse.glusterfs"}
     assert counters.loc["bytes_read", "value"] > 0 and counters.loc["bytes_written", "value"] > 0
