@@ -26,10 +26,25 @@ def with_backend(scratch_inventory):
             variables["spillway_placement"]["local"] = "shared"
         scratch_inventory("local", "group_vars/all.yml", add)
         if "glusterfs" in backend:  # a volume the harness builds needs its servers (test_inventory: refused without)
-            scratch_inventory("local", "hosts.yml",
-                              lambda hosts: hosts["all"]["children"].update(pfs_servers={"hosts": {"localhost": None}}))
+            scratch_inventory("local", "hosts.yml", add_storage_server)
         return inventory.load("local")
     return load
+
+
+def add_storage_server(hosts, name="st1"):
+    hosts["all"].setdefault("hosts", {})[name] = {"ansible_connection": "local"}
+    hosts["all"]["children"]["pfs_servers"] = {"hosts": {name: None}}
+
+
+def test_a_storage_server_that_is_also_a_worker_is_refused(scratch_inventory):
+    # its brick disk would be the worker's storage role's to remove as stale
+    scratch_inventory("local", "group_vars/all.yml", lambda variables: variables["spillway_backends"].update(
+        shared={"kind": "pfs", "glusterfs": {}}))
+    scratch_inventory("local", "hosts.yml", lambda hosts: add_storage_server(hosts, name="localhost"))
+    with pytest.raises(InventoryError) as err:
+        inventory.load("local")
+    assert any("localhost is in both pfs_servers and workers" in problem for problem in err.value.problems), \
+        err.value.problems
 
 
 def problem_of(load, backend):

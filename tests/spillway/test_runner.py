@@ -117,6 +117,7 @@ def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     from spillway.runner import emulation_record
     pfs = inventory.load("pfs")
     record = emulation_record(pfs, inventory.storage_profiles(), pfs.emulated_profiles())
-    assert record["profiles"] == {}
+    # the bricks are emulated disks (glusterfs.brick, the storage role's default profile ssd): their throttle is listed
+    assert list(record["profiles"]) == ["ssd"] and record["profiles"]["ssd"]["read_bps"] > 0
     (gluster,) = [text for text in record["limitations"] if "GlusterFS" in text]
-    assert "st1, st2" in gluster and "iostat" in gluster
+    assert "st1, st2" in gluster and "bricks are emulated disks" in gluster and "iostat" in gluster
