@@ -18,8 +18,8 @@ from .rundir import RawOutput, load_manifest, raw_outputs
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
-               "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client", "prometheus_series", "steps",
-               "workloads", "sources")
+               "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client",
+               "prometheus_series", "steps", "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -57,7 +57,15 @@ class _Collector:
                              "file": what, "status": status, "rows": 0, "message": message[:500]})
 
     def missing(self, raw, what: str) -> None:
-        self._without_rows(raw, what, "missing", f"no {what}")
+        """No `what`, with the collector's own word on why where it left one (its error, else its last note)."""
+        why = ""
+        for name, line in (("collector-error.txt", 0), ("collector-notes.txt", -1)):
+            file = raw.path / name
+            said = file.read_text(errors="replace").strip().splitlines() if file.exists() else []
+            if said:
+                why = said[line]
+                break
+        self._without_rows(raw, what, "missing", f"no {what}" + (f": {why}" if why else ""))
 
     def none_or_missing_device(self, raw, what: str) -> None:
         """No file of a block-device collector: none when it said the host has no device to observe

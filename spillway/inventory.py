@@ -215,9 +215,9 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
                             "give the mount point of an existing file system as `mount`")
     if any(b["kind"] == "pfs" and "glusterfs" in b for b in backends.values()):
         for host in sorted(set(groups.get("pfs_servers", [])) & set(groups.get("workers", []))):
-            problems.append(f"{Path(vars_file).parents[1] / 'hosts.yml'}: {host} is in both pfs_servers and workers: a storage server of a "
-                            "harness-built GlusterFS volume cannot also be a worker (each has its own disks); "
-                            "give the volume servers of their own")
+            problems.append(f"{Path(vars_file).parents[1] / 'hosts.yml'}: {host} is in both pfs_servers and "
+                            "workers: a storage server of a harness-built GlusterFS volume cannot also be a worker "
+                            "(each has its own disks); give the volume servers of their own")
     local_only = all_local(groups.get("workers", []), host_vars, variables)
     problems += _device_checks(vars_file, backends, local_only)
     for bname, backend in sorted(backends.items()):

@@ -72,3 +72,12 @@ def test_pfs_client_counters_become_the_windows_deltas(run_dir):
     assert set(counters["host"]) == {"worker1"} and set(counters["fstype"]) == {"fuse.glusterfs"}
     assert counters.loc["bytes_read", "value"] > 0 and counters.loc["bytes_written", "value"] > 0
     assert counters.loc["bytes_read", "unit"] == "bytes" and counters.loc["window", "unit"] == "s"
+
+
+def test_missing_data_carries_the_collectors_own_reason(run_dir):
+    out = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
+    out.mkdir(parents=True)
+    (out / "collector-notes.txt").write_text("2026-11-22T05:16:00+0000 pfs: no Lustre client here\n")
+    (source,) = build_tables(run_dir)["sources"].query("host == 'worker1'").itertuples()
+    assert source.status == "missing"
+    assert source.message == "no client-<backend>.start: 2026-11-22T05:16:00+0000 pfs: no Lustre client here"
