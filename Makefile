@@ -39,7 +39,7 @@ help: ## Show the targets and their variables
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
 	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N]  I/O-aware model prediction per stage"
 	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1] [MIN_STAGE_S=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
-	@echo "  make test     unit tests, then the tiny bench for real on the local default"
+	@echo "  make test     set up every inventory the tests use ($(TEST_CLUSTERS)), unit tests, then the tiny bench for real"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
 	@echo "  make preflight [CLUSTER=$(CLUSTER)]  read-only checks of every host (SSH, root, Java, storage, space, ports, clock)"
@@ -112,8 +112,18 @@ validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per 
 	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
 		$(if $(MIN_STAGE_S),--min-stage-s $(MIN_STAGE_S))
 
-test: setup ## unit tests on recorded outputs, then integration tests that run the tiny bench for real
-	@$(PY) -m pytest tests
+# Every inventory the integration tests provision (tests/integration: local; tests/emulation: emu, pfs). `make test`
+# sets each one up first, then checks each setup record; the tests check their inventory's record again before they
+# touch anything, so a package only an earlier manual step installed fails up front with its fix named.
+TEST_CLUSTERS := local emu pfs
+
+test: venv ## set up every inventory the tests provision, then unit tests on recorded outputs and integration tests
+	@for cluster in $(TEST_CLUSTERS); do \
+		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster)"; \
+		$(MAKE) --no-print-directory setup CLUSTER=$$cluster || exit 1; \
+	done
+	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
+	@$(PY) -m pytest tests --durations=25
 
 preflight: venv ## read-only checks of every host before provisioning, one table (docs/cluster.md)
 	@$(CHECK)

@@ -10,7 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from spillway import REPO
+from spillway import REPO, setuprecord
+
+
+@pytest.fixture(scope="session")
+def require_setup():
+    """require_setup(cluster) fails, naming the fix, when this machine lacks what `make setup CLUSTER=<cluster>`
+    installs: the tests that provision an inventory call it before they touch anything (`make test` sets up each
+    inventory of the Makefile's TEST_CLUSTERS first)."""
+    def require(cluster):
+        problems = setuprecord.problems(cluster)
+        if problems:
+            pytest.fail("\n".join(problems), pytrace=False)
+    return require
 
 
 class BenchProcess:

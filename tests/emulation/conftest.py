@@ -8,7 +8,8 @@ from live_emu import CLUSTER, sh
 
 
 @pytest.fixture(scope="module")
-def emu():
+def emu(require_setup):
+    require_setup(CLUSTER)
     emulation = load(CLUSTER)
     assert cluster.leftovers(emulation) == [] or cluster.is_up(emulation), \
         f"a half-built {CLUSTER} is on this machine: make teardown CLUSTER={CLUSTER} first"

@@ -75,7 +75,8 @@ def cluster_processes():
 
 
 @pytest.fixture(scope="module")
-def pfs():
+def pfs(require_setup):
+    require_setup(CLUSTER)
     left = emulation("leftovers")
     assert left.returncode in (0, 1), left.stderr
     assert left.stdout.strip() == "nothing" or emulation("is-up").returncode == 0, \

@@ -7,6 +7,7 @@ from spillway import REPO
 
 
 @pytest.fixture(scope="session", autouse=True)
-def teardown_local_cluster_at_the_end():
+def teardown_local_cluster_at_the_end(require_setup):
+    require_setup("local")
     yield
     subprocess.run(["make", "-s", "teardown"], cwd=REPO, stdin=subprocess.DEVNULL, timeout=600)

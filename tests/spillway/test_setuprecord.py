@@ -1,0 +1,58 @@
+"""The setup record check that `make test` and the live tests run before provisioning an inventory: a package the
+inventory's setup ensured but that is missing now, or a setup that never ran, fails with `make setup` named."""
+import json
+import re
+import subprocess
+import sys
+
+from spillway import REPO, setuprecord
+
+
+def write_record(tmp_path, cluster, packages):
+    (tmp_path / "setup").mkdir(exist_ok=True)
+    (tmp_path / "setup" / f"{cluster}.json").write_text(json.dumps({"cluster": cluster, "debian_packages": packages}))
+
+
+def test_a_record_whose_packages_are_installed_has_no_problem(tmp_path):
+    write_record(tmp_path, "pfs", ["bash", "coreutils"])
+    assert setuprecord.problems("pfs", tmp_path) == []
+
+
+def test_a_missing_package_is_named_with_the_setup_that_installs_it(tmp_path):
+    write_record(tmp_path, "pfs", ["bash", "spillway-no-such-package"])
+    (problem,) = setuprecord.problems("pfs", tmp_path)
+    assert "spillway-no-such-package" in problem and "bash," not in problem
+    assert problem.endswith("Fix: make setup CLUSTER=pfs")
+
+
+def test_a_setup_that_never_ran_names_its_fix(tmp_path):
+    (problem,) = setuprecord.problems("emu", tmp_path)
+    assert "never set up" in problem and problem.endswith("Fix: make setup CLUSTER=emu")
+
+
+def test_a_malformed_record_names_its_fix(tmp_path):
+    (tmp_path / "setup").mkdir()
+    (tmp_path / "setup" / "local.json").write_text('{"debian_packages": "fio"}')
+    (problem,) = setuprecord.problems("local", tmp_path)
+    assert "no list 'debian_packages'" in problem and "make setup CLUSTER=local" in problem
+    (tmp_path / "setup" / "local.json").write_text("{")
+    (problem,) = setuprecord.problems("local", tmp_path)
+    assert "unreadable" in problem
+
+
+def test_the_command_fails_on_a_cluster_never_set_up():
+    result = subprocess.run([sys.executable, "-m", "spillway.setuprecord", "check", "spillway-never-set-up"],
+                            cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "Fix: make setup CLUSTER=spillway-never-set-up" in result.stderr
+
+
+def test_make_test_sets_up_every_inventory_a_live_test_provisions():
+    """Each live test names its inventory in a module constant CLUSTER (or provisions the local default):
+    make test must set up each of them, or its tests would need what only an earlier manual step installed."""
+    provisioned = {"local"} | {
+        match for path in (REPO / "tests").rglob("*.py")
+        for match in re.findall(r'^CLUSTER = "([\w-]+)"', path.read_text(), re.MULTILINE)
+        if (REPO / "inventories" / match).is_dir()}
+    test_clusters = re.search(r"^TEST_CLUSTERS := (.*)$", (REPO / "Makefile").read_text(), re.MULTILINE).group(1)
+    assert provisioned <= set(test_clusters.split()), f"add {provisioned - set(test_clusters.split())} to TEST_CLUSTERS"
