@@ -4,6 +4,8 @@ The runner knows nothing workload-specific: everything it does with a workload c
 workloads/<name>/workload.yml (see docs/workloads.md).
 """
 import itertools
+import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +17,13 @@ from spillway import WORKLOADS
 STEPS = ("prepare", "run", "validate")
 SCALES = ("tiny", "small", "large", "huge")
 TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool}
+# A workload run's id names folders of the run directory on every host and reaches Ansible and the shell: it is made
+# of a workload name and sweep values, each of which must be a word of this alphabet (docs/safety.md).
+SAFE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
+SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}")
+# `format: path` parameters (docs/workloads.md): empty, an absolute local path or an hdfs:// URI, of characters no
+# shell or URI parser treats specially; no `..` component.
+PATH_VALUE = re.compile(r"(hdfs://[A-Za-z0-9._-]*(:[0-9]+)?)?/[A-Za-z0-9_.+,=@%/-]*")
 
 MANIFEST_SCHEMA = {
     "type": "object",
@@ -38,6 +47,9 @@ MANIFEST_SCHEMA = {
                     "min": {"type": "number"},
                     "max": {"type": "number"},
                     "choices": {"type": "array"},
+                    # a str value's shape: `path` (PATH_VALUE) or a regular expression it must match whole
+                    "format": {"enum": ["path"]},
+                    "pattern": {"type": "string"},
                     # scales at which the parameter has no usable default (e.g. paths to real inputs)
                     "required_for": {"type": "array", "items": {"enum": list(SCALES)}},
                 },
@@ -120,6 +132,8 @@ class Workload:
         """Expand list-valued parameters into a sweep: one (instance id, parameters) per point."""
         values = self.parameters(scale, overrides)
         swept = [k for k, v in values.items() if isinstance(v, list)]
+        for key in swept:
+            _check_sweep(self.name, key, values[key])
         points = itertools.product(*(values[k] for k in swept))
         for point in points:
             params = {**values, **dict(zip(swept, point))}
@@ -136,12 +150,41 @@ def _check_value(workload, key, spec, value):
     where = f"workload '{workload}' parameter '{key}'"
     if not isinstance(value, TYPES[spec["type"]]) or (spec["type"] != "bool" and isinstance(value, bool)):
         raise WorkloadError(f"{where}: {value!r} is not of type {spec['type']}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise WorkloadError(f"{where}: {value!r} is not a finite number; give a number such as 1 or 0.5")
+    if isinstance(value, str) and any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise WorkloadError(f"{where}: {value!r} contains a control character (newline, tab, NUL, ...); remove it")
+    if isinstance(value, str) and value and spec.get("format") == "path" and (
+            not PATH_VALUE.fullmatch(value) or "/../" in f"{value}/" or "/./" in f"{value}/"):
+        raise WorkloadError(f"{where}: {value!r} is not a path: give an absolute path (/data/x.bam) or an hdfs:// URI "
+                            "of letters, digits and _ . + , = @ % / - without '..' or '.' components")
+    if isinstance(value, str) and "pattern" in spec and not re.fullmatch(spec["pattern"], value):
+        raise WorkloadError(f"{where}: {value!r} does not match {spec['pattern']}")
     if "choices" in spec and value not in spec["choices"]:
         raise WorkloadError(f"{where}: {value!r} is not one of {spec['choices']}")
     if "min" in spec and value < spec["min"]:
         raise WorkloadError(f"{where}: {value!r} is below the minimum {spec['min']}")
     if "max" in spec and value > spec["max"]:
         raise WorkloadError(f"{where}: {value!r} is above the maximum {spec['max']}")
+
+
+def _check_sweep(workload, key, values):
+    """A sweep's values become parts of run ids (folder names on every host): non-empty, distinct, safe words."""
+    where = f"workload '{workload}' parameter '{key}'"
+    if not values:
+        raise WorkloadError(f"{where}: an empty list sweeps over nothing; give at least one value, e.g. {key}=[a,b]")
+    seen = set()
+    for value in values:
+        if isinstance(value, (list, dict)):
+            raise WorkloadError(f"{where}: {value!r}: a sweep's values are single values, not lists")
+        word = str(value)
+        if not SAFE_WORD.fullmatch(word):
+            raise WorkloadError(f"{where}: sweep value {word!r} cannot name a run: a sweep's values must be words of "
+                                "letters, digits and _ . + - (at most 64, not starting with . or -)")
+        if word in seen:
+            raise WorkloadError(f"{where}: sweep value {word!r} is given twice; each value runs once (REPEAT=n "
+                                "repeats every run)")
+        seen.add(word)
 
 
 def available():
