@@ -13,15 +13,16 @@ def cmd_bench(args):
     if args.resume:
         bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
                                            if option in args.given})
-        return bench.execute()
+        return bench.dry_run() if args.dry_run else bench.execute()
     names = workloads.parse_list(args.workloads, DEFAULT_WORKLOADS)
     warmup = {"": None, "0": False, "1": True}.get(args.warmup)
     if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
         raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")
-    return Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
-                 placement=args.placement, backends=args.backends, warmup=warmup,
-                 drop_caches=args.drop_caches == "1",
-                 monitoring={"": None, "0": False, "1": True}[args.monitoring]).execute()
+    bench = Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
+                  placement=args.placement, backends=args.backends, warmup=warmup,
+                  drop_caches=args.drop_caches == "1",
+                  monitoring={"": None, "0": False, "1": True}[args.monitoring])
+    return bench.dry_run() if args.dry_run else bench.execute()
 
 
 def cmd_validate(args):
@@ -76,6 +77,8 @@ def main(argv=None):
     bench.add_argument("--resume", default="", metavar="RUN",
                        help="finish an interrupted or failed run (id under results/ or path) with the plan of its "
                             "manifest: only its unfinished workload runs run; options given must agree with it")
+    bench.add_argument("--dry-run", action="store_true",
+                       help="validate the inventory, workloads, parameters and sweeps, print the plan, touch nothing")
     bench.set_defaults(func=cmd_bench)
     validate = sub.add_parser("validate", help="validate an inventory")
     validate.add_argument("--cluster", default="local")

@@ -2,6 +2,7 @@
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -12,6 +13,8 @@ from spillway import PLAYBOOKS, REPO
 RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+"
                    r"unreachable=(?P<unreachable>\d+)\s+failed=(?P<failed>\d+)")
 FAILURE_START = re.compile(r"^(fatal|failed): \[(?P<host>[^\]]+)\]")
+# Seconds an interrupted ansible-playbook gets to stop its tasks before its process group is killed.
+STOP_GRACE_S = 30
 
 
 @dataclass
@@ -59,9 +62,31 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
     with open(log_path, "a") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
-        proc = subprocess.run(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                              stdin=subprocess.DEVNULL)
-    return summarise(log_path.read_text(errors="replace").splitlines(), proc.returncode, log_path)
+        # Its own process group: a stop signal sent to the bench alone (or to the bench's group, which no longer
+        # holds it) reaches Ansible only as the Ctrl-C the bench forwards, so every stop ends Ansible the same way.
+        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            returncode = proc.wait()
+        except BaseException:
+            stop_process_group(proc)
+            raise
+    return summarise(log_path.read_text(errors="replace").splitlines(), returncode, log_path)
+
+
+def stop_process_group(proc, grace_s=STOP_GRACE_S):
+    """Ctrl-C to the process group `proc` leads, as a terminal would send it; SIGKILL to the group if it has not
+    ended within `grace_s`."""
+    for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def summarise(lines, returncode, log_path):

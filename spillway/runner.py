@@ -23,6 +23,7 @@ from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
 from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside, new_run_id,
                              utc_now)
+from spillway.stopping import StopSignals, stop_signals_interrupt
 
 # The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
@@ -180,6 +181,7 @@ class Bench:
                                         "enabled": bool(monitoring)}
             self.inventory.variables["spillway_monitoring"] = self.monitoring_override
         self.run = None
+        self.stop_signals = StopSignals()  # replaced by execute()'s, which knows the signal that stopped it
         self.resumed = None  # the plan of the run being finished (bench --resume), else None
         self.step_no = 0
         self.placement = None  # the placement the cluster is provisioned with
@@ -273,13 +275,34 @@ class Bench:
 
     # -- the bench -------------------------------------------------------------------------------
     def execute(self):
-        with clusterlock.held(self.inventory.name, f"a bench on {self.inventory.name}"):
+        with clusterlock.held(self.inventory.name, f"a bench on {self.inventory.name}"), \
+                stop_signals_interrupt() as self.stop_signals:
             if self.resumed:
                 return self._run(self._reopen())
             self.run = self.create_run_directory()
-            say(f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.inventory.name}', scale {self.scale}, "
-                f"{len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
-            return self._run(self.instances)
+            return self._run(self.instances, f"Spillway bench {self.run.manifest['run_id']}: cluster "
+                             f"'{self.inventory.name}', scale {self.scale}, {len(self.instances)} workload run(s): "
+                             f"{', '.join(i.id for i in self.instances)}")
+
+    def dry_run(self):
+        """The plan, fully validated, printed; nothing is touched (no lock, no run directory, no host)."""
+        to_run = self.resumed.to_run if self.resumed else self.instances
+        inv = self.inventory
+        say(f"dry run: nothing is touched. Cluster '{inv.name}' ({inv.path}): hosts {', '.join(inv.hosts)}")
+        say(f"  backends: " + ", ".join(f"{name} ({spec['kind']}{', ' + spec['profile'] if 'profile' in spec else ''})"
+                                          for name, spec in inv.backends.items()))
+        if self.resumed:
+            say(f"  resumes run {self.resumed.run.manifest['run_id']}: {len(to_run)} of {len(self.instances)} "
+                "workload run(s) still to run")
+        say(f"  scale {self.scale}, repeat {self.repeat}, warm-up {'yes' if self.warmup else 'no'}, drop caches "
+            f"{'yes' if self.drop_caches else 'no'}; {len(to_run)} workload run(s), {self.total_steps} steps:")
+        for instance in to_run:
+            steps = ", ".join(steps_with_commands(instance.workload, instance.params))
+            place = f"hdfs={instance.placement['hdfs']}, local={instance.placement['local']}"
+            cores = f", {instance.executor_cores} executor core(s)" if instance.executor_cores else ""
+            say(f"  - {instance.id}: {steps} ({place}{cores}{', warm-up' if instance.warmup else ''})")
+            say(f"      parameters: {json.dumps(instance.params, sort_keys=True)}")
+        return 0
 
     def create_run_directory(self):
         """results/<run-id>/ with the manifest's run-level facts and the plan (what a resume finishes)."""
@@ -300,10 +323,12 @@ class Bench:
             emulation=emulation_record(inv, profiles, used),
             hosts={})
 
-    def _run(self, instances):
-        say(f"  run directory: {self.run.path}")
+    def _run(self, instances, banner=None):
         status = "completed"
         try:
+            if banner:
+                say(banner)
+            say(f"  run directory: {self.run.path}")
             self._preflight()
             for _, group in groupby(instances, key=lambda i: sorted(i.placement.items())):
                 group = list(group)
@@ -313,7 +338,9 @@ class Bench:
                         status = "failed"
         except KeyboardInterrupt:
             status = "interrupted"
-            say("\ninterrupted: stopping collectors and keeping what was collected")
+            self.run.manifest["stopped_by"] = self.stop_signals.name
+            say(f"\ninterrupted ({self.stop_signals.name}): stopping collectors and keeping what was collected; "
+                f"finish it with make bench RESUME={self.run.manifest['run_id']}")
             self._stop_collectors_quietly()
         except StepFailed as err:
             status = "failed"
