@@ -11,6 +11,20 @@ PLACEMENT ?=
 BACKENDS  ?=
 RUN       ?= latest
 
+# No value given to make becomes code (docs/safety.md). A value holding '$' would be expanded by make itself (a
+# command-line variable is expanded where it is used), so it is refused before any is used; CLUSTER names a folder
+# and a lock, so it is a plain name; every other value reaches the shell only as one single-quoted word (shq).
+USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES PARAMS CORES PLACEMENT BACKENDS RUN RUNS RESUME \
+	TO NODES DRY_RUN MIN_STAGE_S
+$(foreach v,$(USER_VARIABLES),$(if $(findstring $$,$(value $(v))),$(error $(v): a value given to make may not hold '$$' (make would run it as code): leave it out)))
+NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
+	0 1 2 3 4 5 6 7 8 9 - _
+without = $(if $(2),$(call without,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,$(words $(2)),$(2))),$(1))
+ifneq ($(call without,$(subst $(eval) ,/,$(CLUSTER)),$(NAME_CHARS)),)
+$(error CLUSTER='$(CLUSTER)' is not a cluster name: letters, digits, - and _ only, the name of a folder of inventories/)
+endif
+shq = '$(subst ','\'',$(1))'
+
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
@@ -32,7 +46,7 @@ REQUIRE_EMULATED = test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
 	@echo
-	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=$(SCALE)] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
+	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=tiny|small|...] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
 	@echo "  make report   [RUN=<run-id>|latest]"
@@ -65,44 +79,48 @@ setup: venv
 
 # RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
 # then only the options written on make's command line are passed on (each must agree with the run's).
-RESUMED = $(shell python3 -m spillway.rundir resumable '$(RESUME)' 2>/dev/null)
-given   = $(if $(filter command line environment,$(origin $(1))),--$(2) '$($(1))')
+RESUMED = $(shell python3 -m spillway.rundir resumable $(call shq,$(RESUME)) 2>/dev/null)
+given   = $(if $(filter command line environment,$(origin $(1))),--$(2) $(call shq,$($(1))))
 
-bench: ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
+# DRY_RUN=1: the bench's full validation (inventory, workloads, parameters, sweeps) and its plan; nothing is touched.
+DRY = $(if $(DRY_RUN),--dry-run)
+bench: $(if $(DRY_RUN),venv) ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
 ifdef RESUME
-	@python3 -m spillway.rundir resumable '$(RESUME)' >/dev/null
-	@python3 -m spillway.preflight $(RESUMED) --ports
-	@$(NOT_BUSY) $(word 2,$(RESUMED))
-	@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
-		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi
-	@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED))
-	@$(PY) -m spillway bench --resume '$(RESUME)' $(call given,CLUSTER,cluster) $(call given,WORKLOADS,workloads) \
-		$(call given,SCALE,scale) $(call given,REPEAT,repeat) $(call given,WARMUP,warmup) \
-		$(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) $(call given,CORES,cores) \
-		$(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
+	@python3 -m spillway.rundir resumable $(call shq,$(RESUME)) >/dev/null
+	$(if $(DRY_RUN),,@python3 -m spillway.preflight $(RESUMED) --ports)
+	$(if $(DRY_RUN),,@$(NOT_BUSY) $(word 2,$(RESUMED)))
+	$(if $(DRY_RUN),,@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
+		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi)
+	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED)))
+	@$(PY) -m spillway bench $(DRY) --resume $(call shq,$(RESUME)) $(call given,CLUSTER,cluster) \
+		$(call given,WORKLOADS,workloads) $(call given,SCALE,scale) $(call given,REPEAT,repeat) \
+		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) \
+		$(call given,CORES,cores) $(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
 else
-	@$(CHECK) --workloads '$(WORKLOADS)' --scale $(SCALE) --ports
-	@$(NOT_BUSY) $(CLUSTER)
-	$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up)
-	@$(MAKE) --no-print-directory setup
-	@$(PY) -m spillway bench --cluster $(CLUSTER) --workloads '$(WORKLOADS)' --scale $(SCALE) --repeat $(REPEAT) \
-		--warmup '$(WARMUP)' --drop-caches '$(DROP_CACHES)' --params '$(PARAMS)' --cores '$(CORES)' \
-		--placement '$(PLACEMENT)' --backends '$(BACKENDS)'
+	$(if $(DRY_RUN),,@$(CHECK) --workloads $(call shq,$(WORKLOADS)) --scale $(call shq,$(SCALE)) --ports)
+	$(if $(DRY_RUN),,@$(NOT_BUSY) $(CLUSTER))
+	$(if $(DRY_RUN),,$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up))
+	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory setup)
+	@$(PY) -m spillway bench $(DRY) --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
+		--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
+		--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
+		--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS))
 endif
 
 workloads: venv ## list the workloads and what each scale profile means
 	@$(PY) -m spillway workloads
 
 report: venv
-	@$(PY) -m analysis report $(RUN)
+	@$(PY) -m analysis report $(call shq,$(RUN))
 
 compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..."
-	@test -n "$(RUNS)" || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
-	@$(PY) -m analysis compare $(RUNS)
+	@test -n $(call shq,$(RUNS)) || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
+	@$(PY) -m analysis compare $(foreach run,$(RUNS),$(call shq,$(run)))
 
 predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
-	@test -n "$(TO)" || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }
-	@$(PY) -m analysis predict $(RUN) --to '$(TO)' $(if $(CORES),--cores $(CORES)) $(if $(NODES),--nodes $(NODES))
+	@test -n $(call shq,$(TO)) || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }
+	@$(PY) -m analysis predict $(call shq,$(RUN)) --to $(call shq,$(TO)) $(if $(CORES),--cores $(call shq,$(CORES))) \
+		$(if $(NODES),--nodes $(call shq,$(NODES)))
 
 # The model's validation runs on the three-tier emulated cluster unless CLUSTER is given on the command line.
 VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tiers)
@@ -110,7 +128,7 @@ validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per 
 	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
 	@$(if $(DRY_RUN),true,$(MAKE) --no-print-directory setup CLUSTER=$(VALIDATE_CLUSTER))
 	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
-		$(if $(MIN_STAGE_S),--min-stage-s $(MIN_STAGE_S))
+		$(if $(MIN_STAGE_S),--min-stage-s $(call shq,$(MIN_STAGE_S)))
 
 # Every inventory the integration tests provision (tests/integration: local; tests/emulation: emu, pfs). `make test`
 # sets each one up first, then checks each setup record; the tests check their inventory's record again before they

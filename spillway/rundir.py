@@ -7,6 +7,7 @@ docs/run-directory.md.
 import glob
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -54,6 +55,46 @@ def resolve(ref):
                           + (f" (the newest: {', '.join(known[-3:])})" if known else " (there is no run yet)"))
 
 
+# A resumed run's cluster and workloads name folders, locks and make targets: plain names only (docs/safety.md).
+PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+MANIFEST_MAX_BYTES = 64 * 2**20
+
+
+def resumable_manifest(path):
+    """A run's manifest as far as a resume trusts it: a JSON object whose run_id, status, cluster, workloads and scale
+    are plain values naming what exists here. A run directory is untrusted input: anything else is refused, naming
+    the field."""
+    def refuse(field, problem):
+        raise RunNotResumable(f"{path}: {field}: {problem}; this run cannot be resumed (start a new bench)")
+    try:
+        if path.stat().st_size > MANIFEST_MAX_BYTES:
+            refuse("(file)", f"larger than {MANIFEST_MAX_BYTES // 2**20} MiB")
+        manifest = json.loads(path.read_text())
+    except (OSError, ValueError, RecursionError) as err:
+        refuse("(file)", f"not readable as JSON ({type(err).__name__}: {str(err)[:200]})")
+    if not isinstance(manifest, dict):
+        refuse("(top level)", "not a JSON object")
+    for field in ("run_id", "status", "cluster"):
+        if not isinstance(manifest.get(field), str):
+            refuse(field, "missing or not a string")
+    if not RUN_ID.fullmatch(manifest["run_id"]):
+        refuse("run_id", f"{manifest['run_id'][:80]!r} is not a run id (letters, digits, _ . -)")
+    if not PLAIN_NAME.fullmatch(manifest["cluster"]) or not (REPO / "inventories" / manifest["cluster"]).is_dir():
+        refuse("cluster", f"{manifest['cluster'][:80]!r} is not the name of a folder of inventories/")
+    parameters = manifest.get("parameters")
+    if not isinstance(parameters, dict):
+        refuse("parameters", "missing or not an object")
+    workloads = parameters.get("workloads")
+    if not isinstance(workloads, list) or not all(isinstance(w, str) and PLAIN_NAME.fullmatch(w)
+                                                  and (REPO / "workloads" / w / "workload.yml").is_file()
+                                                  for w in workloads):
+        refuse("parameters.workloads", "not a list of the names of folders of workloads/")
+    if not isinstance(parameters.get("scale", "tiny"), str) or not PLAIN_NAME.fullmatch(parameters.get("scale", "tiny")):
+        refuse("parameters.scale", "not a plain scale name")
+    return manifest
+
+
 def move_outputs_aside(tree, workload_id, dest):
     """Move every `<tree>/<source>/<workload_id>/` (one per collector, and `workload`) to `<dest>/<source>/`.
 
@@ -95,7 +136,7 @@ class RunDirectory:
     def open_for_resume(cls, ref):
         """An existing run that has something left to do: not `completed`."""
         path = resolve(ref)
-        manifest = json.loads((path / "manifest.json").read_text())
+        manifest = resumable_manifest(path / "manifest.json")
         if manifest.get("status") == "completed":
             raise RunNotResumable(f"run {manifest['run_id']} completed already (every step ok): nothing to resume; "
                                   f"`make report RUN={manifest['run_id']}` rebuilds its report")
