@@ -5,6 +5,7 @@ inventory without reading code.
 """
 import hashlib
 import os
+import re
 import shlex
 import stat
 from dataclasses import dataclass, field
@@ -17,6 +18,8 @@ from spillway import INVENTORIES, REPO
 from spillway.preflight import available_clusters
 
 ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
+# Paths the harness creates, deletes and passes to shell commands: the schema's safe_path, also per host.
+PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir")
 # Hosts that serve the cluster without running its daemons: the servers of a GlusterFS volume the harness builds
 # for a pfs backend (docs/pfs.md). Optional.
 SERVICE_GROUPS = ("pfs_servers",)
@@ -218,6 +221,15 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
             problems.append(f"{Path(vars_file).parents[1] / 'hosts.yml'}: {host} is in both pfs_servers and "
                             "workers: a storage server of a harness-built GlusterFS volume cannot also be a worker "
                             "(each has its own disks); give the volume servers of their own")
+    safe_path = re.compile(_schema()["$defs"]["safe_path"]["pattern"])
+    hosts_file = Path(vars_file).parents[1] / "hosts.yml"
+    for host, values in sorted(host_vars.items()):
+        for variable in PATH_VARIABLES:
+            value = (values or {}).get(variable)
+            if value is not None and not (isinstance(value, str) and safe_path.search(value)):
+                problems.append(f"{hosts_file}: {host}: {variable}: {str(value)[:80]!r} is not a safe absolute path "
+                                "(letters, digits and . _ + - between slashes, no . or .. component); it reaches "
+                                "shell commands as root, so give a plain path such as /var/lib/spillway/<cluster>")
     local_only = all_local(groups.get("workers", []), host_vars, variables)
     problems += _device_checks(vars_file, backends, local_only)
     for bname, backend in sorted(backends.items()):
