@@ -1,0 +1,197 @@
+"""No value becomes code (docs/safety.md): make variables, workload parameters, sweep values, inventory paths and a
+resumed run's manifest are refused or passed as data. Each test proves the negative: the marker file an injected
+command would create must not appear."""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from spillway import REPO, inventory, workloads
+from spillway.runner import Bench
+
+INJECTED = "touch {marker}"
+
+
+@pytest.fixture
+def marker(tmp_path):
+    path = tmp_path / "pwned"
+    yield path
+    assert not path.exists(), f"an injected command ran: {path} exists"
+
+
+def make(*args):
+    return subprocess.run(["make", "--no-print-directory", *args], cwd=REPO, capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("value", ["x/;touch {marker};:", "x $(touch {marker})", "x`touch {marker}`"])
+def test_a_cluster_name_with_shell_text_is_refused_before_any_command(marker, value):
+    result = make("-n", "help", f"CLUSTER={value.format(marker=marker)}")
+    assert result.returncode != 0
+    assert "is not a cluster name" in result.stderr or "may not hold" in result.stderr
+
+
+@pytest.mark.parametrize("variable", ["SCALE", "PARAMS", "RUN", "CORES", "TO"])
+def test_a_make_value_holding_a_dollar_is_refused(marker, variable):
+    result = make("-n", "help", f"{variable}=$(shell touch {marker})")
+    assert result.returncode != 0
+    assert f"{variable}: a value given to make may not hold '$'" in result.stderr
+
+
+@pytest.mark.parametrize("variable", ["PARAMS", "WORKLOADS", "CORES", "PLACEMENT", "BACKENDS", "SCALE"])
+def test_a_quote_in_a_make_value_stays_inside_its_argument(marker, variable):
+    result = make("bench", "DRY_RUN=1", f"{variable}=x' ; touch {marker} ; echo '")
+    assert result.returncode != 0, result.stdout  # refused by the bench's validation, as one odd value
+
+
+def test_report_and_compare_quote_their_run_ids(marker):
+    for target in (["report", f"RUN=x'; touch {marker}; '"], ["compare", f"RUNS=a b'; touch {marker}; '"]):
+        assert make(*target).returncode != 0
+
+
+def resumable_copy(tmp_path, **changes):
+    run = tmp_path / "results" / "20260101-000000-local"
+    run.mkdir(parents=True)
+    manifest = {"run_id": run.name, "status": "interrupted", "cluster": "local",
+                "parameters": {"workloads": ["fio-sweep"], "scale": "tiny"}}
+    for key, value in changes.items():
+        if key in ("workloads", "scale"):
+            manifest["parameters"][key] = value
+        else:
+            manifest[key] = value
+    (run / "manifest.json").write_text(json.dumps(manifest))
+    return run
+
+
+@pytest.mark.parametrize("changes", [
+    {"cluster": "local --ports; touch {marker};"}, {"workloads": ["fio-sweep;touch {marker}"]},
+    {"scale": "tiny $(touch {marker})"}, {"run_id": "x; touch {marker}"}, {"cluster": "../../etc"}])
+def test_a_resumed_run_whose_manifest_holds_shell_text_is_refused_naming_the_field(marker, tmp_path, changes):
+    run = resumable_copy(tmp_path, **{k: json.loads(json.dumps(v).replace("{marker}", str(marker)))
+                                      for k, v in changes.items()})
+    result = make("bench", "DRY_RUN=1", f"RESUME={run}")
+    assert result.returncode != 0
+    field = next(iter(changes)).replace("workloads", "parameters.workloads").replace("scale", "parameters.scale")
+    assert f": {field}:" in result.stderr and "cannot be resumed" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("manifest", ["[]", "5", "{", '{"run_id": 1}', "[" * 100000])
+def test_a_malformed_manifest_is_refused_for_resume_without_a_traceback(tmp_path, manifest):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(manifest)
+    result = subprocess.run([sys.executable, "-m", "spillway.rundir", "resumable", str(run)], cwd=REPO,
+                            capture_output=True, text=True)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "cannot be resumed" in result.stderr
+
+
+def test_gatk4_prepare_passes_values_to_python_as_arguments():
+    """A heredoc that bash expands ( <<EOF ) pastes values into the program it feeds: every heredoc of the
+    workloads' and collectors' scripts is quoted ( <<'EOF' ), so its text is the program as written."""
+    scripts = [p for folder in ("workloads", "collectors") for p in (REPO / folder).rglob("*")
+               if p.is_file() and p.read_bytes()[:2] == b"#!"]
+    assert any(p.name == "gatk4" for p in scripts)
+    unquoted = [f"{p.relative_to(REPO)}:{n}" for p in scripts for n, line in enumerate(p.read_text().splitlines(), 1)
+                if re.search(r"<<-?\s*[A-Za-z_]", line)]
+    assert unquoted == []
+
+
+def test_the_reported_gatk4_injection_is_refused_as_a_path():
+    exploit = 'hdfs://x","p":__import__("os").system("touch pwned"),"q":"'
+    with pytest.raises(workloads.WorkloadError, match="'reads'.*is not a path"):
+        workloads.load("gatk4").parameters("tiny", {"reads": exploit})
+
+
+@pytest.mark.parametrize("params, message", [
+    ("tpch.scale_factor=.nan", "not a finite number"), ("tpch.scale_factor=.inf", "not a finite number"),
+    ("terasort.rows=[1000,1000]", "given twice"), ("terasort.rows=[]", "sweeps over nothing"),
+    ("kmeans.seed=[../../..]", "not of type int"), ("gatk4.executor_memory='4g;id'", "does not match"),
+    ("gatk4.reference=/data/../../etc/shadow", "is not a path"), ("tpch.queries=1;touch", "does not match")])
+def test_values_that_would_misbehave_are_refused_naming_the_parameter(params, message):
+    name = params.split(".")[0]
+    with pytest.raises(workloads.WorkloadError, match=message):
+        Bench("local", [name], "tiny", 1, params=params)
+
+
+def test_a_sweep_value_escaping_the_run_directory_is_refused():
+    spec = {"name": "probe", "description": "", "framework": "", "scales": {"tiny": {"data": ""}},
+            "steps": {"run": []}, "parameters": {"label": {"type": "str", "default": "", "description": ""}}}
+    probe = workloads.Workload("probe", REPO, spec)
+    for value in ("../../..", ".hidden", "a/b", "a b", "x" * 65):
+        with pytest.raises(workloads.WorkloadError, match="cannot name a run"):
+            list(probe.instances("tiny", {"label": [value, "ok"]}))
+
+
+def test_an_unsafe_spillway_root_in_hosts_yml_is_refused_naming_the_host(tmp_path, monkeypatch):
+    copy = tmp_path / "inventories"
+    shutil.copytree(REPO / "inventories", copy)
+    hosts = copy / "emu" / "hosts.yml"
+    hosts.write_text(hosts.read_text().replace("spillway_root: /var/lib/spillway/emu-worker1",
+                                               "spillway_root: '/var/lib/$(touch /tmp/x)'"))
+    monkeypatch.setattr(inventory, "INVENTORIES", copy)
+    with pytest.raises(inventory.InventoryError, match=r"worker1: spillway_root: .* is not a safe absolute path"):
+        inventory.load("emu")
+
+
+def test_role_common_refuses_an_unsafe_path_from_variables_validation_cannot_see(marker, tmp_path):
+    play = tmp_path / "play.yml"
+    play.write_text("- hosts: localhost\n  gather_facts: false\n  roles: [common]\n  tasks:\n"
+                    "    - ansible.builtin.command: 'true'\n")
+    result = subprocess.run([str(REPO / ".venv/bin/ansible-playbook"), "-i", "inventories/local", str(play),
+                             "-e", json.dumps({"spillway_root": f"/var/lib/x;touch {marker}"})], cwd=REPO,
+                            capture_output=True, text=True, timeout=120,
+                            env={"ANSIBLE_ROLES_PATH": str(REPO / "playbooks/roles"), "PATH": "/usr/bin:/bin"})
+    assert result.returncode != 0 and "spillway_root of localhost is" in result.stdout, result.stdout[-2000:]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["", "terasort.", "tpch.", "gatk4.", "kmeans.", "fio-sweep."]),
+                          st.sampled_from(["rows", "engine", "scale_factor", "queries", "reads", "executor_memory",
+                                           "seed", "k", "block_sizes", "patterns", "target"]),
+                          st.text(max_size=30)), max_size=3))
+def test_any_params_string_is_refused_or_plans_safe_distinct_run_ids(items):
+    params = " ".join(f"{w}{n}={v}" for w, n, v in items)
+    try:
+        bench = Bench("local", ["terasort", "tpch", "gatk4", "kmeans", "fio-sweep"], "tiny", 1, params=params)
+    except workloads.WorkloadError:
+        return
+    ids = [i.id for i in bench.instances]
+    assert len(ids) == len(set(ids))
+    assert all(workloads.SAFE_ID.fullmatch(i) for i in ids), ids
+    for instance in bench.instances:
+        for value in instance.params.values():
+            assert not (isinstance(value, str) and any(ord(c) < 32 for c in value))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.one_of(st.text(max_size=12), st.integers(), st.floats()), max_size=4))
+def test_any_sweep_is_refused_or_names_each_run_safely(values):
+    spec = {"name": "probe", "description": "", "framework": "", "scales": {"tiny": {"data": ""}}, "steps": {"run": []},
+            "parameters": {"v": {"type": "str", "default": "", "description": ""},
+                           "n": {"type": "float", "default": 0, "description": ""}}}
+    probe = workloads.Workload("probe", REPO, spec)
+    key = "n" if all(isinstance(v, (int, float)) for v in values) else "v"
+    try:
+        ids = [i for i, _ in probe.instances("tiny", {key: values})]
+    except workloads.WorkloadError:
+        return
+    assert len(ids) == len(set(ids)) == len(values)
+    assert all(workloads.SAFE_ID.fullmatch(i) and ".." not in i.split("-") for i in ids), ids
+
+
+def test_a_dry_run_validates_and_touches_nothing(tmp_path):
+    before = sorted((REPO / "results").iterdir()) if (REPO / "results").is_dir() else []
+    result = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--workloads", "terasort",
+                             "--cores", "1,2"], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert "dry run: nothing is touched" in result.stdout and "terasort-spark-p2" in result.stdout
+    after = sorted((REPO / "results").iterdir()) if (REPO / "results").is_dir() else []
+    assert after == before
+    refused = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--params",
+                              "tpch.scale_factor=.nan", "--workloads", "tpch"], cwd=REPO, capture_output=True, text=True)
+    assert refused.returncode == 2 and "scale_factor" in refused.stderr
