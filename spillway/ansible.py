@@ -76,17 +76,44 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
 
 def stop_process_group(proc, grace_s=STOP_GRACE_S):
     """Ctrl-C to the process group `proc` leads, as a terminal would send it; SIGKILL to the group if it has not
-    ended within `grace_s`."""
+    ended within `grace_s`. Then SIGTERM to what it had started in process groups of their own and is still running
+    (a workload command under timeout(1), which makes its own group), so that no step outlives the bench."""
+    started = descendants(proc.pid)
     for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 10)):
         try:
             os.killpg(proc.pid, sig)
         except ProcessLookupError:
-            return
+            break
         try:
             proc.wait(timeout=wait_s)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    own = os.getpgrp()
+    for pid in started:
+        try:
+            group = os.getpgid(pid)
+            if group not in (own, proc.pid):
+                os.killpg(group, signal.SIGTERM)
+        except ProcessLookupError:
+            continue
+
+
+def descendants(pid):
+    """The processes below `pid` now, from /proc (children before grandchildren)."""
+    children = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(stat.parent.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(0), []):
+            found.append(child)
+            todo.append(child)
+    return found
 
 
 def summarise(lines, returncode, log_path):

@@ -1,4 +1,5 @@
 """Faults during a bench: the run ends cleanly, the failure is marked, collected data is kept."""
+import signal
 import subprocess
 import sys
 import time
@@ -45,6 +46,34 @@ def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_pro
     assert (bench.run_dir / "attempts" / "fio-sweep.attempt-1").is_dir()
     assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "the resumed attempt measured again"
     assert "fio-sweep" in (bench.run_dir / "report.html").read_text()
+
+
+def test_sigterm_to_the_bench_alone_stops_it_as_ctrl_c_does(bench_process):
+    """A CI job's limit or a scheduler sends SIGTERM to the bench's process only: Ansible, in a process group of its
+    own, is interrupted by the bench; collectors stop, the run is marked interrupted with the signal, the report is
+    written, and nothing the bench started is left running."""
+    bench = bench_process("--workloads", "fio-sweep")
+    bench.wait_for_step("fio-sweep", ": run")
+    time.sleep(5)
+    bench.proc.send_signal(signal.SIGTERM)
+    returncode, output = bench.finish()
+    assert returncode != 0
+    manifest = bench.manifest()
+    assert (manifest["status"], manifest["stopped_by"]) == ("interrupted", "SIGTERM"), output[-3000:]
+    (fio,) = manifest["workloads"]
+    assert fio["status"] == "interrupted"
+    assert any(s["status"] == "interrupted" for s in fio["steps"])
+    assert (bench.run_dir / "raw/localhost/iostat/fio-sweep/iostat.json").stat().st_size > 0
+    assert (bench.run_dir / "report.html").stat().st_size > 0
+    assert "interrupted (SIGTERM)" in output and "RESUME=" in output
+    assert not collector_processes()
+    left = subprocess.run(["pgrep", "-af", f"ansible-playbook.*{bench.run_dir.name}"], capture_output=True, text=True)
+    assert left.stdout.strip() == "", left.stdout
+    # the sweep's fio ran under timeout(1) in a process group of its own: stopped too, not left to its time limit
+    deadline = time.monotonic() + 15
+    while subprocess.run(["pgrep", "-x", "fio"], capture_output=True).returncode == 0 and time.monotonic() < deadline:
+        time.sleep(1)
+    assert subprocess.run(["pgrep", "-ax", "fio"], capture_output=True, text=True).stdout == ""
 
 
 def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_process):
