@@ -7,6 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from . import safeio
 from .parsers import eventlog
 from .rundir import resolve_run_dir
 
@@ -64,8 +65,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"analysis predict: {error}", file=sys.stderr)
                 return 2
         elif args.command == "stages":
-            eventlog.parse_event_logs(args.path).stages.to_csv(sys.stdout, index=False)
-    except (FileNotFoundError, eventlog.MissingCodec, eventlog.NotAnEventLog) as error:
+            # The one file named on the command line is the user's choice: a link there is followed (the
+            # rules of analysis.safeio still apply to what it leads to).
+            eventlog.parse_event_logs(args.path.resolve()).stages.to_csv(sys.stdout, index=False)
+    except (FileNotFoundError, eventlog.MissingCodec, eventlog.NotAnEventLog, safeio.Refused) as error:
         print(f"analysis: {error}", file=sys.stderr)
         return 2
     return 0

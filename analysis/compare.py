@@ -17,11 +17,11 @@ import numpy as np
 import pandas as pd
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 
-from . import metrics
+from . import metrics, safeio
 from .parsers.manifest import workloads_table
 from .report import TEMPLATE_DIR, _MB, _num, _png, _spread_cell, offset_panel
 from .rundir import RESULTS_DIR, load_manifest, resolve_run_dir
-from .tables import TABLE_NAMES, build_tables, read_tables
+from .tables import build_tables, load_tables
 
 # Repetitions whose (max - min) / median exceeds this are flagged, as in the single-run report.
 SPREAD_LIMIT = 0.2
@@ -72,11 +72,10 @@ def load_runs(refs: list[str]) -> list[Run]:
 
 
 def _tables(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """The run's tables; parsed in memory when tables/ is incomplete, so that comparing never writes into a
+    """The run's tables; parsed in memory when tables/ is incomplete or unreadable, so that comparing never writes into a
     run directory (a running bench's report step would otherwise take those early tables as its own)."""
-    if all((run_dir / "tables" / f"{name}.parquet").exists() for name in TABLE_NAMES):
-        return read_tables(run_dir)
-    return build_tables(run_dir)
+    tables = load_tables(run_dir)
+    return tables if tables is not None else build_tables(run_dir)
 
 
 def _label_runs(runs: list[Run]) -> None:
@@ -655,17 +654,18 @@ def write_comparison(refs: list[str], out_dir: Path | None = None) -> Path:
     """Write compare.html and tables/<name>.csv/.parquet into out_dir; returns the HTML path."""
     runs = load_runs(refs)
     out_dir = Path(out_dir) if out_dir else default_out_dir(runs)
-    (out_dir / "tables").mkdir(parents=True, exist_ok=True)
+    # A results/ folder is as writable as the runs in it: no file or folder written here follows a symlink.
+    tables_dir = safeio.directory(safeio.directory(out_dir) / "tables")
     context, tables = build_comparison(runs)
     for name, frame in tables.items():
         frame = frame.copy()
         for column in frame.columns:
             if isinstance(frame[column].dtype, pd.CategoricalDtype):
                 frame[column] = frame[column].astype(str)
-        frame.to_csv(out_dir / "tables" / f"{name}.csv", index=False)
-        frame.to_parquet(out_dir / "tables" / f"{name}.parquet", index=False)
-    context["tables_dir"] = str(out_dir / "tables")
+        with safeio.replacing(tables_dir / f"{name}.csv", "w") as handle:
+            frame.to_csv(handle, index=False)
+        with safeio.replacing(tables_dir / f"{name}.parquet") as handle:
+            frame.to_parquet(handle, index=False)
+    context["tables_dir"] = str(tables_dir)
     env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
-    path = out_dir / "compare.html"
-    path.write_text(env.get_template("compare.html.j2").render(**context))
-    return path
+    return safeio.write_text(out_dir / "compare.html", env.get_template("compare.html.j2").render(**context))

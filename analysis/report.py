@@ -15,7 +15,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from jinja2 import Environment, FileSystemLoader, select_autoescape  # noqa: E402
 
-from . import metrics, monitoring  # noqa: E402
+from . import metrics, monitoring, safeio  # noqa: E402
 from .parsers.manifest import missing_keys  # noqa: E402
 from .rundir import load_manifest  # noqa: E402
 from .tables import read_tables  # noqa: E402
@@ -364,11 +364,12 @@ def device_backends(run_dir: Path, manifest: dict) -> dict[tuple[str, str], str]
     for host in sorted(hosts):
         storage = {}
         try:
-            storage = json.loads((Path(run_dir) / "raw" / host / "storage.json").read_text())
-        except (OSError, ValueError):
+            storage = safeio.read_json(Path(run_dir) / "raw" / host / "storage.json", "manifest")
+        except (OSError, ValueError, safeio.Refused):
             storage = ((manifest.get("hosts") or {}).get(host) or {}).get("storage") or {}
-        for backend, facts in (storage.get("backends") or {}).items():
-            if isinstance(facts, dict) and facts.get("device"):
+        backends = storage.get("backends") if isinstance(storage, dict) else None
+        for backend, facts in (backends if isinstance(backends, dict) else {}).items():
+            if isinstance(facts, dict) and isinstance(facts.get("device"), str) and facts["device"]:
                 mapping[(host, facts["device"])] = backend
     return mapping
 
@@ -544,7 +545,8 @@ def render(context: dict) -> str:
 
 
 def write_report(run_dir: Path) -> Path:
-    """Render report.html into the run directory and return its path."""
-    path = Path(run_dir) / "report.html"
-    path.write_text(render(build_context(Path(run_dir))))
-    return path
+    """Render report.html into the run directory and return its path. Written anew and renamed into place
+    (analysis.safeio): a symlink planted as report.html is replaced, never written through."""
+    with safeio.confined(run_dir):
+        page = render(build_context(Path(run_dir)))
+    return safeio.write_text(Path(run_dir) / "report.html", page)

@@ -1,18 +1,23 @@
 """Parse a run directory's raw/ into the tidy tables of docs/tables.md (tables/<name>.parquet).
 
 A source that fails to parse never stops the others: the failure is recorded in the `sources`
-table (and shown in the report) with the file and the error.
+table (and shown in the report) with the file and the error. The run directory is untrusted input:
+every read goes through analysis.safeio (regular files only, no symbolic link, size caps), what a
+rule refuses is recorded as `refused`, and the tables are written without following a symlink.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
+import pyarrow as pa
 
+from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
                       pfs_client, prometheus)
-from .rundir import RawOutput, load_manifest, raw_outputs
+from .rundir import RawOutput, read_manifest, raw_outputs, symlinks
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
@@ -42,12 +47,16 @@ class _Collector:
                  "file": str(file.relative_to(raw.path.parents[2])), "status": "ok", "rows": 0, "message": ""}
         try:
             frames, entry["message"] = parse(file)
-        except Exception as error:  # noqa: BLE001 - one bad file must not hide the others
-            entry.update(status="error", message=f"{type(error).__name__}: {error}")
-        else:
             for table, frame in frames.items():
                 frame.insert(0, "workload_id", raw.workload_id)
                 frame.insert(0, "host", raw.host)
+                _as_stored(table, frame)
+        except safeio.Refused as error:
+            entry.update(status="refused", message=str(error)[:500])
+        except Exception as error:  # noqa: BLE001 - one bad file must not hide the others
+            entry.update(status="error", message=f"{type(error).__name__}: {error}"[:500])
+        else:
+            for table, frame in frames.items():
                 self.frames[table].append(frame)
             entry["rows"] = len(frames[counted])
         self.sources.append(entry)
@@ -60,8 +69,7 @@ class _Collector:
         """No `what`, with the collector's own word on why where it left one (its error, else its last note)."""
         why = ""
         for name, line in (("collector-error.txt", 0), ("collector-notes.txt", -1)):
-            file = raw.path / name
-            said = file.read_text(errors="replace").strip().splitlines() if file.exists() else []
+            said = (_note(raw.path / name) or "").splitlines()
             if said:
                 why = said[line]
                 break
@@ -70,20 +78,83 @@ class _Collector:
     def none_or_missing_device(self, raw, what: str) -> None:
         """No file of a block-device collector: none when it said the host has no device to observe
         (nothing-here.txt: e.g. a worker whose only data path is a network file system), else missing."""
-        reason = raw.path / "nothing-here.txt"
-        if reason.exists():
-            self._without_rows(raw, what, "none", reason.read_text(errors="replace").strip())
+        reason = _note(raw.path / "nothing-here.txt")
+        if reason is not None:
+            self._without_rows(raw, what, "none", reason)
         else:
             self.missing(raw, what)
 
     def none_or_missing(self, raw, what: str) -> None:
         """No file of an application-level collector: the workload ran no such application, unless
         the collector said it failed (collector-error.txt), in which case the data is missing."""
-        error = raw.path / "collector-error.txt"
-        if error.exists():
-            self._without_rows(raw, what, "missing", error.read_text(errors="replace").strip())
+        error = _note(raw.path / "collector-error.txt")
+        if error is not None:
+            self._without_rows(raw, what, "missing", error)
         else:
             self._without_rows(raw, what, "none", f"no {what}: the workload ran none")
+
+    def refused_links(self, run_dir: Path) -> None:
+        """A row for every symbolic link in raw/ that no row names yet (a link to a folder, or a file no
+        parser looked for): none is followed."""
+        named = [row["file"] for row in self.sources]
+        raw = Path(run_dir) / "raw"
+        for link in symlinks(run_dir):
+            parts = link.relative_to(raw).parts if link != raw else ()
+            if parts[:1] == ("prometheus",) and len(parts) > 1:        # named as the archives' rows are
+                host, source, workload_id, file = "", "prometheus", Path(parts[1]).stem, str(link.relative_to(run_dir))
+            else:
+                host, source, workload_id = (list(parts) + ["", "", ""])[:3]
+                file = os.sep.join(parts) or "."
+            if any(name == file or name.startswith(file + os.sep) for name in named):
+                continue
+            self.sources.append({"host": host, "source": source, "workload_id": workload_id, "file": file,
+                                 "status": "refused", "rows": 0,
+                                 "message": f"a symbolic link (to {_link_target(link)}): not followed"[:500]})
+
+
+def _link_target(link: Path) -> str:
+    try:
+        return os.readlink(link)
+    except OSError:
+        return "?"
+
+
+def _note(file: Path) -> str | None:
+    """A collector's note, stripped; None when there is none. One the read rules refuse is not read: its
+    text is the refusal (a planted note must neither hang the analysis nor pull in another file)."""
+    if not os.path.lexists(file):
+        return None
+    try:
+        return safeio.read_text(file, "note", errors="replace").strip()
+    except (safeio.Refused, OSError) as error:
+        return f"({file.name} not read: {error})"
+
+
+def _as_stored(table: str, frame: pd.DataFrame) -> pd.DataFrame:
+    """The frame as a table can hold it: nested values (a list, an object) written as text, and every other
+    column of Python objects holding text (or booleans) only. A file whose fields have other JSON types where
+    text belongs (a number for a name) is malformed; mixed into a column they would make it unwritable."""
+    for column in frame.columns:
+        if frame[column].dtype != object:
+            continue
+        kind = pd.api.types.infer_dtype(frame[column], skipna=True)
+        if kind in ("string", "empty", "boolean"):
+            continue
+        nested = frame[column].map(lambda value: isinstance(value, (dict, list)))
+        if nested.any():
+            frame[column] = frame[column].where(~nested, frame[column][nested].map(_as_text))
+            kind = pd.api.types.infer_dtype(frame[column], skipna=True)
+            if kind in ("string", "empty"):
+                continue
+        raise ValueError(f"{table}.{column} holds {kind} values where the table holds text")
+    return frame
+
+
+def _as_text(value) -> str:
+    try:
+        return str(value)
+    except RecursionError:
+        return "(a value nested too deep to show)"
 
 
 def _fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
@@ -91,13 +162,16 @@ def _fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
             "fio_latency_bins": pd.DataFrame(fio.parse_fio_latency_bins(path), columns=fio.LATENCY_BIN_COLUMNS)}, ""
 
 
-def _iostat_frame(path: Path) -> pd.DataFrame:
-    frame, _info = iostat.parse_iostat_json(path)
-    return frame
+def _iostat_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    frame, info = iostat.parse_iostat_json(path)
+    return {"iostat": frame}, "repaired: iostat was stopped mid-report" if info["truncated"] else ""
 
 
 def _jhist_jobs(path: Path) -> pd.DataFrame:
     job, _counters = jhist.parse_jhist(path)
+    wrong = [column for column in jhist.NUMBER_COLUMNS if not isinstance(job[column], (int, float, type(None)))]
+    if wrong:       # a count or time that is text: the file is malformed (and the column would be unwritable)
+        raise ValueError(f"{path}: {', '.join(wrong)} not numbers")
     return pd.DataFrame([job], columns=jhist.JOB_COLUMNS)
 
 
@@ -127,31 +201,37 @@ def _prometheus_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
 def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     """Every table of the run, in memory."""
     run_dir = Path(run_dir)
+    with safeio.confined(run_dir):
+        return _build_tables(run_dir)
+
+
+def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     acc = _Collector()
     for raw in raw_outputs(run_dir, "workload"):
         for file in sorted(raw.path.glob("fio-*.json")):
             acc.parse_many(raw, file, _fio_tables, counted="fio")
     for raw in raw_outputs(run_dir, "iostat"):
         file = raw.path / "iostat.json"
-        if file.exists():
-            acc.parse("iostat", raw, file, _iostat_frame,
-                      note="repaired: iostat was stopped mid-report" if _is_truncated(file) else "")
-        elif (raw.path / "iostat.txt").exists():          # iostat -x text report (iostat without JSON output)
+        if os.path.lexists(file):
+            acc.parse_many(raw, file, _iostat_tables, counted="iostat")
+        elif os.path.lexists(raw.path / "iostat.txt"):          # iostat -x text report (iostat without JSON output)
             acc.parse("iostat", raw, raw.path / "iostat.txt", lambda path: iostat.parse_iostat_text(path)[0])
         else:
             acc.none_or_missing_device(raw, "iostat.json")
-        if (raw.path / "diskstats.start").exists() and (raw.path / "diskstats.stop").exists():
+        if os.path.lexists(raw.path / "diskstats.start") and os.path.lexists(raw.path / "diskstats.stop"):
             acc.parse("disk_totals", raw, raw.path / "diskstats.stop",
                       lambda stop: diskstats.window_totals(stop.with_name("diskstats.start"), stop))
     for raw in raw_outputs(run_dir, "blocktrace"):
         file = raw.path / "blocktrace.tsv"
-        if file.exists():
+        if os.path.lexists(file):
             acc.parse("block_requests", raw, file, blocktrace.parse_blocktrace)
         else:
             acc.none_or_missing_device(raw, "blocktrace.tsv")
     for raw in raw_outputs(run_dir, "eventlog"):
-        folder = raw.path / "eventlogs" if (raw.path / "eventlogs").is_dir() else raw.path
-        logs = [files for files in eventlog.event_log_files(folder) if files]
+        folder = raw.path / "eventlogs"
+        if folder.is_symlink():
+            continue                                    # recorded as refused below, with every other link
+        logs = [files for files in eventlog.event_log_files(folder if folder.is_dir() else raw.path) if files]
         if not logs:
             acc.none_or_missing(raw, "Spark event log")
         for files in logs:
@@ -173,56 +253,78 @@ def build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
             acc.none_or_missing_device(raw, "client-<backend>.start")
         for start in starts:
             stop = start.with_suffix(".stop")
-            if stop.exists():
+            if os.path.lexists(stop):
                 acc.parse("pfs_client", raw, stop, lambda path, start=start: pfs_client.window_deltas(start, path))
             else:
                 acc.missing(raw, stop.name)
     # The Prometheus archive is cluster-wide (the series carry their node): raw/prometheus/<workload-id>.json,
     # no host folder; its rows in `sources` have an empty host.
-    for file in sorted((run_dir / "raw" / "prometheus").glob("*.json")):
+    archives = run_dir / "raw" / "prometheus"
+    for file in (sorted(archives.glob("*.json")) if not archives.is_symlink() else []):
         acc.parse_many(RawOutput("", "prometheus", file.stem, file.with_suffix("")), file, _prometheus_tables,
                        counted="prometheus_series")
+    acc.refused_links(run_dir)
 
-    manifest = load_manifest(run_dir)
+    reading = read_manifest(run_dir)
+    manifest = reading.manifest
     tables = {name: _concat(frames) for name, frames in acc.frames.items() if name != "sources"}
     tables["prometheus_series"] = tables["prometheus_series"].drop(columns="host")
     tables["steps"] = manifest_parser.steps_table(manifest)
     tables["workloads"] = manifest_parser.workloads_table(manifest)
+    if reading.status not in ("ok", "missing"):
+        # Listed only when something is wrong with it, so that a valid run's sources are those of raw/.
+        acc.sources.insert(0, {"host": "", "source": "manifest", "workload_id": "", "file": "manifest.json",
+                               "status": reading.status, "message": reading.message[:500],
+                               "rows": len(tables["steps"]) + len(tables["workloads"])})
     tables["sources"] = pd.DataFrame(acc.sources, columns=SOURCE_COLUMNS)
     return tables
-
-
-def _is_truncated(path: Path) -> bool:
-    _node, _samples, truncated = iostat.read_samples(path.read_text(errors="replace"))
-    return truncated
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame({"host": pd.Series(dtype="string"), "workload_id": pd.Series(dtype="string")})
-    frame = pd.concat(frames, ignore_index=True)
-    for column in frame.columns:
-        if frame[column].dtype == object and frame[column].map(type).isin([dict, list]).any():
-            frame[column] = frame[column].astype(str)
-    return frame
+    return pd.concat(frames, ignore_index=True)
 
 
 def write_tables(run_dir: Path) -> dict[str, Path]:
-    """Build every table and write tables/<name>.parquet; returns name -> path."""
-    out_dir = Path(run_dir) / "tables"
-    out_dir.mkdir(exist_ok=True)
+    """Build every table and write tables/<name>.parquet; returns name -> path. A tables/ that is a
+    symbolic link is refused (safeio.Refused) before anything is parsed; each file is written anew and
+    renamed into place, so a link planted as a table file is replaced, not written through."""
+    out_dir = safeio.directory(Path(run_dir) / "tables")
     paths = {}
     for name, frame in build_tables(run_dir).items():
         path = out_dir / f"{name}.parquet"
-        frame.to_parquet(path, index=False)
+        with safeio.replacing(path) as handle:
+            frame.to_parquet(handle, index=False)
         paths[name] = path
     return paths
 
 
-def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """The tables of a run, written first when any is missing."""
+def read_table(path: Path) -> pd.DataFrame:
+    """One tables/<name>.parquet, read under the rules of analysis.safeio."""
+    with safeio.open_source(path, "table") as handle:
+        return pd.read_parquet(handle)
+
+
+def load_tables(run_dir: Path) -> dict[str, pd.DataFrame] | None:
+    """The tables of a run as written; None when one is missing, refused or unreadable (build them again)."""
     out_dir = Path(run_dir) / "tables"
-    if not all((out_dir / f"{name}.parquet").exists() for name in TABLE_NAMES):
+    if out_dir.is_symlink() or not all(os.path.lexists(out_dir / f"{name}.parquet") for name in TABLE_NAMES):
+        return None
+    try:
+        with safeio.confined(run_dir):
+            return {name: read_table(out_dir / f"{name}.parquet") for name in TABLE_NAMES}
+    except (safeio.Refused, OSError, ValueError, pa.ArrowException):
+        return None
+
+
+def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+    """The tables of a run, written first when any is missing, refused or unreadable."""
+    tables = load_tables(run_dir)
+    if tables is None:
         write_tables(run_dir)
-    return {name: pd.read_parquet(out_dir / f"{name}.parquet") for name in TABLE_NAMES}
+        tables = load_tables(run_dir)
+    if tables is None:
+        raise safeio.Refused(f"{Path(run_dir) / 'tables'}: the tables just written cannot be read back")
+    return tables

@@ -25,7 +25,8 @@ import yaml
 from .. import metrics
 from ..parsers.manifest import workloads_table
 from ..rundir import load_manifest
-from ..tables import build_tables
+from .. import safeio
+from ..tables import build_tables, read_table
 
 PROFILES_FILE = Path(__file__).resolve().parents[2] / "inventories" / "storage-profiles.yml"
 
@@ -196,7 +197,10 @@ def run_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     """The tables the model reads; parsed in memory from raw/ when one is missing (never written from here)."""
     paths = {name: run_dir / "tables" / f"{name}.parquet" for name in MODEL_TABLES}
     if all(path.exists() for path in paths.values()):
-        return {name: pd.read_parquet(path) for name, path in paths.items()}
+        try:
+            return {name: read_table(path) for name, path in paths.items()}
+        except (safeio.Refused, OSError, ValueError):       # a damaged or planted table: parse raw/ instead
+            pass
     return build_tables(run_dir)
 
 
@@ -291,8 +295,12 @@ def foreign_cpu_pct(run_dir: Path, workload_id: str, manifest: dict | None = Non
         return float("nan")  # an emulated cluster niced its own processes: the niced share is the workload's
     shares = []
     for path in sorted(Path(run_dir).glob(f"raw/*/iostat/{workload_id}/iostat.json")):
-        _host, samples, _cut = read_samples(path.read_text(errors="replace"))
-        shares += [float(s["avg-cpu"]["nice"]) for s in samples if "nice" in (s.get("avg-cpu") or {})]
+        try:
+            _host, samples, _cut = read_samples(safeio.read_text(path, "iostat", errors="replace"))
+            shares += [float(s["avg-cpu"]["nice"]) for s in samples
+                       if isinstance(s, dict) and isinstance(s.get("avg-cpu"), dict) and "nice" in s["avg-cpu"]]
+        except (safeio.Refused, OSError, ValueError, TypeError):   # the tables' `sources` say what is wrong with it
+            continue
     return float(np.mean(shares)) if shares else float("nan")
 
 
@@ -361,8 +369,11 @@ def bandwidths_for(run_dirs: list[Path], search_results: bool = True) -> Bandwid
     for run_dir in candidates:
         path = Path(run_dir) / "tables" / "fio.parquet"
         if path.exists():
-            bandwidths.add_fio(pd.read_parquet(path), profile_map(load_manifest(Path(run_dir))),
-                               f"fio sweep of run {Path(run_dir).name}")
+            try:
+                fio = read_table(path)
+            except (safeio.Refused, OSError, ValueError):    # another run's damaged table: not a source of curves
+                continue
+            bandwidths.add_fio(fio, profile_map(load_manifest(Path(run_dir))), f"fio sweep of run {Path(run_dir).name}")
     return bandwidths
 
 

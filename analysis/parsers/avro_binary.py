@@ -61,6 +61,8 @@ class AvroDecoder:
             if schema == "double":
                 return struct.unpack_from("<d", buf, pos)[0], pos + 8
             length, pos = self._long(buf, pos)
+            if length < 0 or pos + length > len(buf):
+                raise IndexError(f"a {schema} of {length} bytes at {pos}: beyond the data")
             raw = bytes(buf[pos:pos + length])
             return (raw.decode("utf-8", "replace") if schema == "string" else raw), pos + length
         if isinstance(schema, list):
@@ -86,6 +88,10 @@ class AvroDecoder:
                 if count < 0:                       # a block with its size in bytes first
                     count = -count
                     _size, pos = self._long(buf, pos)
+                # Each item takes at least a byte in what jhist holds: a larger count is damage, and looping
+                # over it would not end.
+                if count > len(buf) - pos:
+                    raise IndexError(f"an Avro {kind} block of {count} items at {pos}: beyond the data")
                 for _ in range(count):
                     if kind == "array":
                         item, pos = self.read(buf, pos, schema["items"])

@@ -31,6 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from .. import safeio
 from .blocktrace import SECTOR_BYTES, pair_requests
 
 # After the prefix: the action, then (optional for cut lines, which the check below counts) the
@@ -70,9 +71,10 @@ def _lines(path: Path) -> pa.Array:
                    convert_options=pacsv.ConvertOptions(column_types={"line": pa.string()},
                                                         strings_can_be_null=False, quoted_strings_can_be_null=False))
     try:
-        table = pacsv.read_csv(path, **options)
+        with safeio.open_source(path, "blocktrace") as handle:
+            table = pacsv.read_csv(handle, **options)
     except pa.ArrowInvalid:         # bytes that are not UTF-8 (a damaged file): read them replaced
-        text = Path(path).read_bytes().decode("utf-8", errors="replace").encode()
+        text = safeio.read_bytes(path, "blocktrace").decode("utf-8", errors="replace").encode()
         skipped.clear()
         table = pacsv.read_csv(io.BytesIO(text), **options)
     lines = table.column("line").combine_chunks() if table.num_rows else pa.array([], pa.string())

@@ -16,6 +16,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from .. import safeio
+
 HEADER_PREFIX = "# spillway-blocktrace"
 SECTOR_BYTES = 512
 COLUMNS = ["device", "issue_time_s", "complete_time_s", "latency_s", "op", "rwbs", "sector", "bytes", "comm",
@@ -32,8 +34,8 @@ _OPS = {"R": "read", "W": "write", "D": "discard", "N": "flush", "": "flush"}
 
 def read_header(path: Path) -> dict[str, str]:
     """The `key=value` items of the first line (source=..., clock offsets); {} without one."""
-    with open(path, "r", errors="replace") as handle:
-        first = handle.readline()
+    with safeio.open_source(path, "blocktrace") as handle:
+        first = handle.readline(64 * safeio.KiB).decode("utf-8", "replace")
     if not first.startswith(HEADER_PREFIX):
         return {}
     items = first[len(HEADER_PREFIX):].split()
@@ -193,12 +195,13 @@ def pair_requests(events: pd.DataFrame) -> pd.DataFrame:
 
 def _read_table(path: Path) -> pa.Table:
     skip = 1 if read_header(path) else 0
-    return pacsv.read_csv(
-        path,
-        read_options=pacsv.ReadOptions(skip_rows=skip),
-        parse_options=pacsv.ParseOptions(delimiter="\t", invalid_row_handler=lambda _row: "skip"),
-        convert_options=pacsv.ConvertOptions(column_types=_ARROW_TYPES, strings_can_be_null=False),
-    )
+    with safeio.open_source(path, "blocktrace") as handle:
+        return pacsv.read_csv(
+            handle,
+            read_options=pacsv.ReadOptions(skip_rows=skip),
+            parse_options=pacsv.ParseOptions(delimiter="\t", invalid_row_handler=lambda _row: "skip"),
+            convert_options=pacsv.ConvertOptions(column_types=_ARROW_TYPES, strings_can_be_null=False),
+        )
 
 
 def _dictionary_codes(column: pa.ChunkedArray) -> tuple[np.ndarray, pd.Index]:

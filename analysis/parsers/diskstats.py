@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import safeio
+
 SECTOR_BYTES = 512
 _FIELDS = ["reads", "reads_merged", "sectors_read", "read_ms", "writes", "writes_merged",
            "sectors_written", "write_ms", "in_flight", "io_ms", "weighted_io_ms"]
@@ -21,7 +23,7 @@ _NEWER_FIELDS = ["discards", "discards_merged", "sectors_discarded", "discard_ms
 def parse_diskstats(path: Path) -> tuple[float | None, pd.DataFrame]:
     """(epoch seconds of the snapshot or None, one row per device with the counters above)."""
     epoch, rows = None, []
-    for line in Path(path).read_text().splitlines():
+    for line in safeio.read_text(path, "diskstats").splitlines():
         if line.startswith("#"):
             for token in line[1:].split():
                 if token.startswith("epoch="):

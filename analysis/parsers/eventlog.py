@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import safeio
 from .eventlog_codecs import READ_SIZE, MissingCodec, StreamState, codec_of, decompressed_chunks
 
 __all__ = ["MissingCodec", "NotAnEventLog", "EventLog", "event_log_files", "parse_event_log", "parse_event_logs",
@@ -130,6 +131,11 @@ _LEGACY_LOG = "EVENT_LOG_1"
 
 class NotAnEventLog(ValueError):
     """The path holds no Spark event log."""
+
+
+# What a line that does not decode raises: msgspec's DecodeError/ValidationError and json's errors are
+# ValueErrors; both raise RecursionError on nesting deeper than they go (damage, or a line made to crash us).
+_UNDECODABLE = (ValueError, RecursionError)
 
 
 def _nested_fields(columns: Iterable[str]) -> dict:
@@ -263,11 +269,11 @@ def _decode_task_end(line, reading: _Reading) -> None:
         try:
             reading.task_ends.append(_TASK_END_DECODER.decode(line))
             return
-        except ValueError:          # msgspec's DecodeError/ValidationError: try the forgiving decoder
+        except _UNDECODABLE:        # msgspec's DecodeError/ValidationError: try the forgiving decoder
             pass
     try:
         event = json.loads(bytes(line))
-    except ValueError:
+    except _UNDECODABLE:
         reading.skipped_lines += 1
         return
     if _TASK_END_DECODER is None:
@@ -302,7 +308,7 @@ def _read_chunk(lines, reading: _Reading) -> bool:
                                else (_STAGE_CHUNK_DECODER, _STAGE_KIND_OF_STRUCT))
     try:
         events = decoder.decode_lines(lines)
-    except ValueError:                  # msgspec's DecodeError and ValidationError
+    except _UNDECODABLE:                # msgspec's DecodeError and ValidationError
         return False
     counts = Counter(map(type, events))
     task_end = next(struct for struct, kind in kind_of_struct.items() if kind == _TASK_END)
@@ -371,7 +377,7 @@ def _decode_task_ends(lines, reading: _Reading) -> None:
         try:
             reading.task_ends += _TASK_END_DECODER.decode_lines(lines)
             return
-        except ValueError:
+        except _UNDECODABLE:
             pass
     for line in bytes(lines).split(b"\n"):
         _decode_task_end(line, reading)
@@ -381,7 +387,9 @@ def _decode_other(line, reading: _Reading) -> None:
     try:
         event = json.loads(bytes(line))
         kind = event["Event"]
-    except (ValueError, KeyError, TypeError):
+        if not isinstance(kind, str):
+            raise TypeError("an Event name that is not text")
+    except (*_UNDECODABLE, KeyError, TypeError):
         reading.skipped_lines += 1
         return
     if kind == _TASK_END:                   # "Event" not first: not from Spark's writer, but valid
@@ -396,7 +404,7 @@ def _read_plain(file: Path, reading: _Reading) -> None:
     """An uncompressed log, memory-mapped: chunks of whole lines go to the decoder straight from the
     page cache (no copy into a buffer, no fresh memory per chunk: page faults cost more than the
     parsing on a VM), and each chunk's pages are released once read, so RSS holds one chunk."""
-    with open(file, "rb") as handle:
+    with safeio.open_source(file, "eventlog") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size == 0:
             return
@@ -405,7 +413,8 @@ def _read_plain(file: Path, reading: _Reading) -> None:
             while start < size:
                 end = mapped.rfind(b"\n", start, start + READ_SIZE) + 1 if start + READ_SIZE < size else size
                 if end <= start:                            # a line longer than a chunk
-                    end = mapped.find(b"\n", start) + 1 or size
+                    end = mapped.find(b"\n", start, start + safeio.MAX_LINE_BYTES + 1) + 1 or size
+                    _check_line(end - start, file)
                 with memoryview(mapped) as view, view[start:end] as chunk:
                     if not (_CHUNK_DECODER is not None and _read_chunk(chunk, reading)):
                         # Not all plain Spark lines (or the last one cut): line by line, on a copy.
@@ -428,11 +437,19 @@ def _read_log(files: list[Path], keep_tasks: bool = True) -> _Reading:
         for chunk in decompressed_chunks(file, state):
             data = rest + chunk if rest else chunk
             rest = data[_read_buffer(data, reading, len(data), final=False):]
+            _check_line(len(rest), file)
         _read_buffer(rest, reading, len(rest), final=True)
         reading.truncated |= state.truncated
     if reading.task_ends or reading.stage_chunk_tasks:
         reading.counts[_TASK_END] = len(reading.task_ends) + reading.stage_chunk_tasks
     return reading
+
+
+def _check_line(size: int, file: Path) -> None:
+    """A line is held whole until it ends: one longer than any Spark writes is refused before it fills memory."""
+    if size > safeio.MAX_LINE_BYTES:
+        raise safeio.Refused(f"{file}: a line longer than {safeio.size_text(safeio.MAX_LINE_BYTES)}: not a Spark "
+                             "event log line, not read further")
 
 
 class EventLog:

@@ -11,13 +11,19 @@ Spark (3.x, `CompressionCodec.compressedContinuousOutputStream`) writes:
 - `.zstd`: standard zstd frames, one per flush.
 A stream cut by a crash or still being written (`.inprogress`) yields what was complete and
 records `truncated`; the line splitter then drops the partial last line.
+The file is untrusted (docs/safety.md): a block may declare at most safeio.MAX_BLOCK_BYTES, and a
+file's output stops with safeio.Refused beyond safeio.decompressed_cap (a zstd bomb of 32 KB would
+otherwise expand to GBs).
 """
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 from io import BufferedReader
 from typing import BinaryIO, Iterator
+
+from .. import safeio
 
 READ_SIZE = 8 << 20
 
@@ -62,6 +68,8 @@ def _lz4_blocks(raw: BufferedReader, state: StreamState) -> Iterator[bytes]:
             state.truncated = True
             return
         token, compressed_size, size, _checksum = _LZ4_HEADER.unpack_from(head, len(_LZ4_MAGIC))
+        _check_block(size, "LZ4Block")
+        _check_block(compressed_size, "LZ4Block")
         if size == 0:
             # An empty block ends one stream; Spark may have appended another after it.
             if not raw.peek(1):
@@ -103,11 +111,31 @@ def _snappy_blocks(raw: BinaryIO, state: StreamState) -> Iterator[bytes]:
                 return
             continue
         (length,) = struct.unpack(">i", length_bytes)
+        _check_block(length, "snappy")
         body = _read_exact(raw, length)
         if body is None:
             state.truncated = True
             return
+        _check_block(_snappy_length(body), "snappy")
         yield bytes(cramjam.snappy.decompress_raw(body))
+
+
+def _snappy_length(block: bytes) -> int:
+    """The decompressed length a raw snappy block declares (its leading varint)."""
+    length = shift = 0
+    for byte in block[:5]:
+        length |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return length
+        shift += 7
+    return length
+
+
+def _check_block(size: int, codec: str) -> None:
+    """A block size from the stream is what the decoder would allocate: bounded before it does."""
+    if not 0 <= size <= safeio.MAX_BLOCK_BYTES:
+        raise safeio.Refused(f"a {codec} block of {size} bytes (at most {safeio.size_text(safeio.MAX_BLOCK_BYTES)} "
+                             "are read): not read further")
 
 
 def _zstd_chunks(raw: BinaryIO, state: StreamState) -> Iterator[bytes]:
@@ -138,10 +166,11 @@ def decompressed_chunks(path: Path, state: StreamState) -> Iterator[bytes]:
     if codec not in _DECODERS:
         raise MissingCodec(f"{path}: {codec}-compressed event logs are not supported "
                            "(Spark 3.5 writes lz4, snappy or zstd)")
-    with open(path, "rb", buffering=1 << 20) as raw:
+    with safeio.open_source(path, "eventlog") as raw:
         pending: list[bytes] = []
         pending_size = 0
-        for piece in _DECODERS[codec](raw, state):
+        limit = safeio.decompressed_cap(os.fstat(raw.fileno()).st_size, "eventlog")
+        for piece in safeio.capped(_DECODERS[codec](raw, state), limit, str(path)):
             pending.append(piece)
             pending_size += len(piece)
             if pending_size >= READ_SIZE:

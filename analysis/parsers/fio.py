@@ -6,9 +6,10 @@ workload sets it to the backend name), a job name `<backend>-<rw>-<bs>`, the out
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
+
+from .. import safeio
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 _DIRECTIONS = ("read", "write", "trim")
@@ -36,12 +37,15 @@ def _backend(options: dict, jobname: str, rw: str, bs: str, path: Path) -> str:
 
 def _directions(path: Path):
     """(identity columns of a job and direction that did I/O, fio's block for that direction)."""
-    text = Path(path).read_text()
+    text = safeio.read_text(path, "fio")
     # fio may print warnings before the JSON document (e.g. "fio: file hash not empty on exit").
     start = text.find("{")
     if start < 0:
         raise ValueError(f"{path}: no JSON document in the fio output")
-    doc = json.loads(text[start:])
+    doc = safeio.load_json(text[start:], str(path))
+    if not isinstance(doc, dict) or not all(isinstance(doc.get(key, default), type(default)) for key, default in
+                                            (("global options", {}), ("disk_util", []), ("jobs", []))):
+        raise ValueError(f"{path}: not fio's JSON output (an object with `jobs`, `global options`, `disk_util`)")
     global_options = doc.get("global options", {})
     devices = [d.get("name") for d in doc.get("disk_util", []) if d.get("name")]
     for job in doc.get("jobs", []):

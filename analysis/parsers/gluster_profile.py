@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import safeio
+
 NS = 1e-9
 BRICK_COLUMNS = ["volume", "brick_host", "brick_path", "duration_s", "read_bytes", "write_bytes"]
 FOP_COLUMNS = ["volume", "brick_host", "brick_path", "fop", "calls", "latency_avg_s", "latency_min_s",
@@ -24,7 +26,7 @@ BLOCK_COLUMNS = ["volume", "brick_host", "brick_path", "block_size_bytes", "read
 
 def parse_gluster_profile(path: Path) -> dict[str, pd.DataFrame]:
     """{'gluster_bricks', 'gluster_fops', 'gluster_block_sizes'} frames of one recorded profile."""
-    root = ET.fromstring(Path(path).read_text())
+    root = ET.fromstring(safeio.read_text(path, "gluster-profile"))
     if root.findtext("opRet", "0") != "0":
         raise ValueError(f"gluster reported failure: {root.findtext('opErrstr', '')}")
     profile = root.find("volProfile")

@@ -15,9 +15,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import safeio
+
 KIB = 1024
 _STATS_OPEN = re.compile(r'"statistics"\s*:\s*\[')
 _NODENAME = re.compile(r'"nodename"\s*:\s*"([^"]*)"')
+_SYSSTAT_OPEN = re.compile(r'\s*\{\s*"sysstat"\s*:')
 
 # iostat field -> (column, factor to the column's unit)
 _FIELDS = {
@@ -56,18 +59,21 @@ def parse_timestamp(text: str) -> float:
 
 
 def read_samples(text: str) -> tuple[str | None, list[dict], bool]:
-    """(nodename, complete samples, whether the document was cut off) of an iostat JSON text."""
+    """(nodename, complete samples, whether the document was cut off) of an iostat JSON text; ValueError
+    when it is no iostat report (or not of sysstat's shape), rather than an empty one."""
     try:
-        doc = json.loads(text)
+        doc = safeio.load_json(text, "iostat JSON")
     except ValueError:
         doc = None
     if doc is not None:
-        hosts = doc.get("sysstat", {}).get("hosts", [])
-        host = hosts[0] if hosts else {}
-        return host.get("nodename"), list(host.get("statistics", [])), False
+        host = _sysstat_host(doc)
+        return host.get("nodename"), host["statistics"], False
+    # A cut report still starts as sysstat writes it; anything else is not one, however it ends.
+    if not _SYSSTAT_OPEN.match(text):
+        raise ValueError("not an iostat JSON report (it does not start as sysstat's document does)")
     match = _STATS_OPEN.search(text)
     if match is None:
-        return None, [], True
+        return None, [], True       # killed before its first sample
     nodename = _NODENAME.search(text[: match.start()])
     decoder = json.JSONDecoder()
     samples, pos = [], match.end()
@@ -78,21 +84,51 @@ def read_samples(text: str) -> tuple[str | None, list[dict], bool]:
             break
         try:
             sample, pos = decoder.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             break  # the sample iostat was printing when it was killed
-        samples.append(sample)
+        samples.append(safeio.check_depth(sample, "iostat JSON sample"))
     return (nodename.group(1) if nodename else None), samples, True
+
+
+def _sysstat_host(doc) -> dict:
+    """The one host of a complete sysstat document (`{"sysstat": {"hosts": [{..., "statistics": [...]}]}}`)."""
+    sysstat = doc.get("sysstat") if isinstance(doc, dict) else None
+    hosts = sysstat.get("hosts") if isinstance(sysstat, dict) else None
+    host = hosts[0] if isinstance(hosts, list) and hosts else None
+    if not isinstance(host, dict) or not isinstance(host.get("statistics"), list):
+        raise ValueError("not an iostat JSON report: expected {\"sysstat\": {\"hosts\": [{\"statistics\": [...]}]}}, "
+                         f"got {_shape(doc)}")
+    if not isinstance(host.get("nodename"), (str, type(None))):
+        raise ValueError(f"iostat JSON: nodename is {type(host['nodename']).__name__}, not text")
+    return host
+
+
+def _shape(value, depth: int = 2) -> str:
+    """A short description of a JSON value's outline, for error messages."""
+    if isinstance(value, dict) and depth:
+        inner = ", ".join(f"{json.dumps(k)}: {_shape(v, depth - 1)}" for k, v in list(value.items())[:3])
+        return "{" + inner + (", ..." if len(value) > 3 else "") + "}"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    return type(value).__name__ if isinstance(value, (dict, list)) else f"{json.dumps(value)[:40]}"
 
 
 def parse_iostat_json(path: Path) -> tuple[pd.DataFrame, dict]:
     """(one row per sample and device, info {nodename, truncated, samples}) of one iostat.json."""
-    nodename, samples, truncated = read_samples(Path(path).read_text(errors="replace"))
+    nodename, samples, truncated = read_samples(safeio.read_text(path, "iostat", errors="replace"))
     rows = []
-    for sample in samples:
+    for number, sample in enumerate(samples):
+        if not isinstance(sample, dict) or not isinstance(sample.get("disk", []), list):
+            raise ValueError(f"iostat JSON: sample {number} is not a sysstat sample ({_shape(sample, 1)})")
         if "timestamp" not in sample:
             continue
+        if not isinstance(sample["timestamp"], str):
+            raise ValueError(f"iostat JSON: sample {number} has a timestamp of type {type(sample['timestamp']).__name__}")
         t = parse_timestamp(sample["timestamp"])
-        rows += [_row(t, disk.get("disk_device"), disk) for disk in sample.get("disk", [])]
+        for disk in sample.get("disk", []):
+            if not isinstance(disk, dict) or not isinstance(disk.get("disk_device"), str):
+                raise ValueError(f"iostat JSON: sample {number} has a disk entry without a device name ({_shape(disk, 1)})")
+            rows.append(_row(t, disk["disk_device"], disk))
     return _frame(rows), {"nodename": nodename, "truncated": truncated, "samples": len(samples)}
 
 
@@ -101,6 +137,8 @@ def _row(t: float, device: str, fields: dict) -> dict:
     row = {"time": t, "device": device}
     for field, (column, factor) in _FIELDS.items():
         value = fields.get(field)
+        if value is not None and not isinstance(value, (int, float, str)):
+            raise ValueError(f"iostat: {field} of {device} is {type(value).__name__}, not a number")
         row[column] = float(value) * factor if value is not None else float("nan")
     return row
 
@@ -124,7 +162,7 @@ def parse_iostat_text(path: Path) -> tuple[pd.DataFrame, dict]:
     With -t every report starts with its timestamp line; without it `time` is NaN. Without -y the
     first report holds averages since boot and nothing in the text says so: run iostat with -y.
     A report cut off by a killed iostat keeps its complete device lines. Info: nodename, reports."""
-    lines = Path(path).read_text(errors="replace").splitlines()
+    lines = safeio.read_text(path, "iostat", errors="replace").splitlines()
     banner = _SYSSTAT_BANNER.match(lines[0]) if lines else None
     if banner is None:
         raise ValueError(f"{path}: not an iostat text report (no `Linux <release> (<host>)` first line)")

@@ -8,31 +8,32 @@ Times are epoch milliseconds.
 """
 from __future__ import annotations
 
-import json
 import struct
 from pathlib import Path
 from typing import Iterator
 
+from .. import safeio
 from .avro_binary import AvroDecoder
 
 JOB_COLUMNS = ["job_id", "job_name", "status", "submit_time_ms", "launch_time_ms", "finish_time_ms",
                "duration_s", "total_maps", "total_reduces", "finished_maps", "finished_reduces",
                "failed_maps", "failed_reduces", "map_phase_start_ms", "map_phase_end_ms",
                "reduce_phase_start_ms", "reduce_phase_end_ms"]
+NUMBER_COLUMNS = [column for column in JOB_COLUMNS if column not in ("job_id", "job_name", "status")]
 COUNTER_COLUMNS = ["job_id", "scope", "counter_group", "name", "value"]
 _COUNTER_SCOPES = {"totalCounters": "total", "mapCounters": "map", "reduceCounters": "reduce"}
 
 
 def read_events(path: Path) -> Iterator[tuple[str, dict]]:
     """(type, payload) of each event of a .jhist file, binary (Hadoop 3's default) or JSON."""
-    data = Path(path).read_bytes()
+    data = safeio.read_bytes(path, "mr-history")
     first_end = data.find(b"\n")
     schema_end = data.find(b"\n", first_end + 1)
     if first_end < 0 or schema_end < 0:
         return
     version = data[:first_end].strip()
     if version == b"Avro-Binary":
-        decoder = AvroDecoder(json.loads(data[first_end + 1:schema_end]))
+        decoder = AvroDecoder(safeio.load_json(data[first_end + 1:schema_end], f"{path} (schema)"))
         pos = schema_end + 1
         while pos < len(data):
             try:
@@ -48,9 +49,11 @@ def read_events(path: Path) -> Iterator[tuple[str, dict]]:
         if not line:
             continue
         try:
-            record = json.loads(line)
+            record = safeio.load_json(line, str(path))
         except ValueError:
             continue                        # a last line cut by a crash
+        if not isinstance(record, dict):
+            raise ValueError(f"{path}: an event that is {type(record).__name__}, not a JSON object")
         body = record.get("event") or {}
         # JSON encoding wraps the union's branch: {"org.apache...JobFinished": {...}}
         payload = next(iter(body.values()), {}) if isinstance(body, dict) and len(body) == 1 else body

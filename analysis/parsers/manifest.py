@@ -10,6 +10,96 @@ EXPECTED_KEYS = ("run_id", "status", "cluster", "started_at", "ended_at", "stora
                  "hosts", "steps", "workloads")
 
 
+class _Each:
+    """A JSON object whose every value has the shape `spec` (e.g. backend name -> backend)."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+
+
+_NUMBER = (int, float)
+_STEP = {"name": str, "status": str, "started_at": str, "ended_at": str, "duration_s": _NUMBER, "log": str,
+         "ansible_changed": int, "error": str}
+_PLACEMENT = {"hdfs": str, "local": str}
+_WORKLOAD = {"id": str, "workload": str, "repetition": int, "warmup": bool, "scale": str, "parameters": dict,
+             "placement": _PLACEMENT, "executor_cores": int, "status": str, "started_at": str, "ended_at": str,
+             "steps": [_STEP], "monitoring": dict, "warnings": [str], "attempts": [dict]}
+# What the analysis reads of manifest.json (docs/run-directory.md), with the types documented there: the
+# tables and the report rely on them. Fields not listed are kept as they are.
+SCHEMA = {
+    "schema_version": int, "run_id": str, "status": str, "started_at": str, "ended_at": str, "controller": str,
+    "git": dict, "cluster": str,
+    "inventory": {"name": str, "sha256": str, "groups": _Each([str])},
+    "parameters": dict,
+    "storage": {"backends": _Each(dict), "placement": _PLACEMENT},
+    "emulation": {"profiles": _Each(dict), "limitations": (list, str), "nodes": dict},
+    "hosts": _Each({"storage": {"backends": _Each(dict)}}),
+    "plan": [str], "resumed": [dict], "steps": [_STEP], "workloads": [_WORKLOAD],
+}
+
+
+def conform(manifest, schema=SCHEMA) -> tuple[dict, list[str]]:
+    """(the manifest without the parts that lack the documented shape, what was left out and why). null is
+    accepted anywhere (the readers take it as absent); a top level that is no JSON object gives {}."""
+    problems: list[str] = []
+    if not isinstance(manifest, dict):
+        return {}, [f"the manifest is {_type_name(manifest)}, not a JSON object"]
+    return _conform(manifest, schema, "", problems), problems
+
+
+def _type_name(value) -> str:
+    return {dict: "an object", list: "a list", str: "text", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number" if isinstance(value, _NUMBER) else type(value).__name__)
+
+
+def _conform(value, spec, where: str, problems: list[str], item: bool = False):
+    """`value` fitted to `spec`, or _LEFT_OUT (with the reason in `problems`). null stands for an absent
+    field, but not for an item of a list or object (its readers would meet None where they expect one)."""
+    if value is None:
+        return _left_out(where, value, _expected(spec), problems) if item else None
+    if isinstance(spec, dict):
+        if not isinstance(value, dict):
+            return _left_out(where, value, "an object", problems)
+        fitted = {key: _conform(sub, spec[key], f"{where}.{key}" if where else key, problems) if key in spec else sub
+                  for key, sub in value.items()}
+        return {key: sub for key, sub in fitted.items() if sub is not _LEFT_OUT}
+    if isinstance(spec, _Each):
+        if not isinstance(value, dict):
+            return _left_out(where, value, "an object", problems)
+        fitted = {key: _conform(sub, spec.spec, f"{where}.{key}", problems, item=True) for key, sub in value.items()}
+        return {key: sub for key, sub in fitted.items() if sub is not _LEFT_OUT}
+    if isinstance(spec, list):
+        if not isinstance(value, list):
+            return _left_out(where, value, "a list", problems)
+        fitted = [_conform(sub, spec[0], f"{where}[{index}]", problems, item=True) for index, sub in enumerate(value)]
+        return [sub for sub in fitted if sub is not _LEFT_OUT]
+    expected = spec if isinstance(spec, tuple) else (spec,)
+    # A JSON true is a Python int too: a count or a time that is a boolean is as wrong as one that is text.
+    if isinstance(value, bool) and bool not in expected or not isinstance(value, expected):
+        return _left_out(where, value, _expected(spec), problems)
+    return value
+
+
+_LEFT_OUT = object()
+
+
+def _expected(spec) -> str:
+    if isinstance(spec, (dict, _Each)) or spec is dict:
+        return "an object"
+    if isinstance(spec, list) or spec is list:
+        return "a list"
+    if spec == _NUMBER:
+        return "a number"
+    if isinstance(spec, tuple):
+        return " or ".join(_expected(one) for one in spec)
+    return {str: "text", int: "an integer", bool: "a boolean"}[spec]
+
+
+def _left_out(where: str, value, expected: str, problems: list[str]):
+    problems.append(f"{where} is {_type_name(value)}, not {expected}: left out")
+    return _LEFT_OUT
+
+
 def missing_keys(manifest: dict) -> list[str]:
     """Top-level manifest fields a complete run has and this one lacks."""
     return [key for key in EXPECTED_KEYS if key not in manifest]

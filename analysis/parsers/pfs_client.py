@@ -35,11 +35,12 @@ was written): this part is written from the documented format and tested on a sa
 """
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 import pandas as pd
+
+from .. import safeio
 
 HEADER_PREFIX = "# spillway-pfs-client "
 COLUMNS = ["backend", "fstype", "mount", "counter", "value", "unit"]
@@ -54,10 +55,13 @@ Counters = dict[str, tuple[float, str]]
 
 def read_snapshot(path: Path) -> tuple[dict, str]:
     """(header: epoch, backend, fstype, mount, source; the counters' text)."""
-    first, _, body = Path(path).read_text(errors="replace").partition("\n")
+    first, _, body = safeio.read_text(path, "pfs-client", errors="replace").partition("\n")
     if not first.startswith(HEADER_PREFIX):
         raise ValueError(f"{path}: not a pfs-client snapshot (line 1 does not start with {HEADER_PREFIX.strip()!r})")
-    return json.loads(first[len(HEADER_PREFIX):]), body
+    header = safeio.load_json(first[len(HEADER_PREFIX):], f"{path} (header)")
+    if not isinstance(header, dict):
+        raise ValueError(f"{path}: its header is {type(header).__name__}, not a JSON object")
+    return header, body
 
 
 def lustre_llite_counters(text: str) -> Counters:

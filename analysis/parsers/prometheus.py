@@ -7,10 +7,11 @@ an idle device): they become floats, NaN kept.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
+
+from .. import safeio
 
 FIXED_COLUMNS = ["query_id", "unit"]
 # Prometheus' own name label, kept under a name that is a column like the others.
@@ -20,13 +21,20 @@ _RENAMED = {"__name__": "metric"}
 def parse_archive(path: Path) -> tuple[pd.DataFrame, list[str]]:
     """(query_id, unit, one column per label any series has, time_s, value; the queries that failed as
     `<id>: <error>`)."""
-    archive = json.loads(Path(path).read_text())
+    archive = safeio.read_json(path, "prometheus")
     rows, labels, failed = [], set(), []
-    for query_id, query in (archive.get("queries") or {}).items():
+    for query_id, query in _object(_object(archive, "the archive").get("queries") or {}, "queries").items():
+        query = _object(query, f"query {query_id}")
         if query.get("error"):
             failed.append(f"{query_id}: {query['error']}")
-        for series in query.get("result") or []:
-            metric = {_RENAMED.get(k, k): v for k, v in (series.get("metric") or {}).items()}
+        result = query.get("result") or []
+        if not isinstance(result, list):
+            raise ValueError(f"{path}: the result of query {query_id} is {type(result).__name__}, not a list")
+        for series in result:
+            series = _object(series, f"a series of query {query_id}")
+            metric = {_RENAMED.get(k, k): v for k, v in _object(series.get("metric") or {}, "its metric").items()}
+            if not all(isinstance(value, str) for value in metric.values()):
+                raise ValueError(f"{path}: a label of query {query_id} that is not text (Prometheus' are)")
             labels.update(metric)
             # a matrix has `values`; an instant vector (a query archived by hand) has one `value`
             for time_s, value in series.get("values") or ([series["value"]] if "value" in series else []):
@@ -37,3 +45,10 @@ def parse_archive(path: Path) -> tuple[pd.DataFrame, list[str]]:
     frame["time_s"] = frame["time_s"].astype("float64")
     frame["value"] = frame["value"].astype("float64")
     return frame, failed
+
+
+def _object(value, what: str) -> dict:
+    """`value` when it is a JSON object as the archive's layout has there; ValueError otherwise."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} is {type(value).__name__}, not a JSON object: not a Prometheus archive")
+    return value
