@@ -7,6 +7,7 @@ packages or disks are set up. The full schema validation comes later (spillway.i
 """
 import argparse
 import ast
+import json
 import os
 import re
 import sys
@@ -55,12 +56,15 @@ def check_cluster(cluster):
 # a port held by any other program makes a daemon die at start with a bind error deep in its log.
 
 DEFAULT_STATE_PARENT = Path("/var/lib/spillway")
+# The port map: role common's defaults, in JSON so that this standard-library check reads the very values Ansible
+# uses (hadoop_ports, monitoring_defaults); role preflight places the same ports per host.
+PORT_MAP = PLAYBOOKS / "roles" / "common" / "defaults" / "main" / "ports.json"
 # Grafana is a system service (role grafana), not a spillway-daemon process: its port held by it is no conflict.
 GRAFANA_SETTING = "spillway_monitoring.grafana.port"
 
 
 def load_yaml(path):
-    """Parse a YAML file: PyYAML when the system python has it, else the subset the harness's files use."""
+    """Parse an inventory's YAML file: PyYAML when the system python has it, else the subset inventories use."""
     text = Path(path).read_text()
     try:
         import yaml
@@ -71,7 +75,7 @@ def load_yaml(path):
 
 def parse_simple_yaml(text):
     """Block mappings with scalar, quoted, one-line flow mapping or flow list values; other lines (block lists,
-    folded strings, what they hold) are skipped. Enough for ports and switches in group_vars and defaults."""
+    folded strings, what they hold) are skipped. Enough for the ports and switches of an inventory's group_vars."""
     root = {}
     stack = [(-1, root)]
     skip_deeper_than = None
@@ -133,11 +137,11 @@ def merge(base, override):
 def cluster_ports(cluster):
     """Port -> the inventory setting that changes it, for every port the cluster's daemons bind."""
     group_vars = load_yaml(INVENTORIES / cluster / "group_vars" / "all.yml")
-    hadoop = load_yaml(PLAYBOOKS / "roles" / "hadoop" / "defaults" / "main.yml")["hadoop_ports"]
+    port_map = json.loads(PORT_MAP.read_text())
     # A group_vars dict replaces the role's default as a whole (Ansible's hash_behaviour=replace).
-    settings = {port: f"hadoop_ports.{name}" for name, port in group_vars.get("hadoop_ports", hadoop).items()}
-    monitoring = merge(load_yaml(PLAYBOOKS / "roles" / "monitoring" / "defaults" / "main.yml")["monitoring_defaults"],
-                       group_vars.get("spillway_monitoring"))
+    settings = {port: f"hadoop_ports.{name}"
+                for name, port in group_vars.get("hadoop_ports", port_map["hadoop_ports"]).items()}
+    monitoring = merge(port_map["monitoring_defaults"], group_vars.get("spillway_monitoring"))
     if monitoring["enabled"]:
         for name in ("prometheus_port", "pushgateway_port", "node_exporter_port"):
             settings[monitoring[name]] = f"spillway_monitoring.{name}"

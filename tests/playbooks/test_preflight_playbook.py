@@ -21,7 +21,7 @@ import yaml
 
 from spillway import INVENTORIES, PLAYBOOKS, REPO
 
-HADOOP_PORT_NAMES = list(yaml.safe_load((PLAYBOOKS / "roles/hadoop/defaults/main.yml").read_text())["hadoop_ports"])
+HADOOP_PORT_NAMES = list(json.loads((PLAYBOOKS / "roles/common/defaults/main/ports.json").read_text())["hadoop_ports"])
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the checks expect to run as root, as the harness does")
 

@@ -1,4 +1,6 @@
 """The first check of make bench: answers at once, before anything is installed or touched."""
+import importlib.util
+import json
 import os
 import shutil
 import socket
@@ -117,15 +119,36 @@ def test_monitoring_off_needs_none_of_its_ports(cluster_with_busy_port):
     assert 9404 not in preflight.cluster_ports("busy") and 8020 in preflight.cluster_ports("busy")
 
 
-@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO)) for p in [
-    *INVENTORIES.glob("*/group_vars/all.yml"),
-    PLAYBOOKS / "roles" / "monitoring" / "defaults" / "main.yml",
-    PLAYBOOKS / "roles" / "hadoop" / "defaults" / "main.yml"]))
+@pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO)) for p in INVENTORIES.glob("*/group_vars/all.yml")))
 def test_stdlib_yaml_subset_reads_the_ports_and_switches_as_pyyaml_does(path):
-    """Without PyYAML (a bare system python3) the preflight reads the same settings."""
+    """Without PyYAML (a bare system python3) the preflight reads the same inventory settings."""
     text = (REPO / path).read_text()
     simple, full = preflight.parse_simple_yaml(text), yaml.safe_load(text)
-    for key in ("spillway_cluster", "spillway_placement", "spillway_monitoring", "hadoop_ports",
-                "monitoring_defaults", "spillway_backends"):
+    for key in ("spillway_cluster", "spillway_placement", "spillway_monitoring", "hadoop_ports", "spillway_backends"):
         if key in full and not str(full[key]).startswith("{{"):
             assert simple[key] == full[key], key
+
+
+def load_filter(path):
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_port_map_for_the_harness_and_the_host_preflight(cluster_with_busy_port):
+    """spillway.preflight and role preflight's filter read the same map (role common's ports.json): on a host that
+    plays every role, the filter names exactly the ports and settings the harness checks, overrides included."""
+    assert preflight.PORT_MAP == PLAYBOOKS / "roles/common/defaults/main/ports.json"
+    port_map = json.loads(preflight.PORT_MAP.read_text())
+    common = yaml.safe_load((PLAYBOOKS / "roles/common/defaults/main/main.yml").read_text())
+    filters = load_filter(PLAYBOOKS / "roles/preflight/filter_plugins/preflight_ports.py")
+    group_vars = yaml.safe_load((preflight.INVENTORIES / "busy/group_vars/all.yml").read_text())
+    monitoring = preflight.merge(port_map["monitoring_defaults"], group_vars["spillway_monitoring"])
+    host_ports = filters.spillway_host_ports(port_map["hadoop_ports"], port_map["hadoop_port_daemons"],
+                                             common["hadoop_daemons"], monitoring,
+                                             ["namenode", "resourcemanager", "controller", "workers"], True)
+    assert host_ports == preflight.cluster_ports("busy")
+    assert host_ports[cluster_with_busy_port] == "spillway_monitoring.prometheus_port"
+    assert {name.split("_")[0] for name in port_map["hadoop_ports"]} == set(port_map["hadoop_port_daemons"])
+    assert not list(PLAYBOOKS.glob("roles/*/tasks/settings.yml")), "shared values live in role common's defaults"

@@ -1,22 +1,19 @@
 """Which ports a host's daemons will bind, each with the inventory setting that moves it.
 
-The daemons are placed by group (hadoop_daemons: name -> group); Hadoop's port names start with their daemon's
-prefix; monitoring puts node_exporter everywhere, Prometheus, the Pushgateway and Grafana on the controller and a
-JMX exporter in every Hadoop daemon.
+The values come from role common's port map (defaults/main/ports.json, the file spillway/preflight.py reads too):
+hadoop_ports, hadoop_port_daemons (the daemon behind each port name's prefix) and the monitoring settings. The
+daemons are placed by group (hadoop_daemons: name -> group); monitoring puts node_exporter everywhere,
+Prometheus, the Pushgateway and Grafana on the controller and a JMX exporter in every Hadoop daemon.
 """
 
-HADOOP_PORT_DAEMONS = {"namenode": "namenode", "secondary": "namenode", "datanode": "datanode",
-                       "rm": "resourcemanager", "nm": "nodemanager", "shuffle": "nodemanager",
-                       "jhs": "historyserver"}
 
-
-def spillway_host_ports(hadoop_ports, hadoop_daemons, monitoring, group_names, is_controller):
+def spillway_host_ports(hadoop_ports, hadoop_port_daemons, hadoop_daemons, monitoring, group_names, is_controller):
     """{port: setting} for one host; a port of an unknown daemon prefix counts on every host."""
     daemon_groups = {daemon["name"]: daemon["group"] for daemon in hadoop_daemons}
     runs_here = {name for name, group in daemon_groups.items() if group in group_names}
     ports = {}
     for name, port in hadoop_ports.items():
-        daemon = HADOOP_PORT_DAEMONS.get(name.split("_")[0])
+        daemon = hadoop_port_daemons.get(name.split("_")[0])
         if daemon is None or daemon in runs_here:
             ports[int(port)] = f"hadoop_ports.{name}"
     if monitoring.get("enabled"):
