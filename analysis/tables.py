@@ -130,23 +130,53 @@ def _note(file: Path) -> str | None:
         return f"({file.name} not read: {error})"
 
 
+# The text columns of each table parsed from raw/ (docs/tables.md); every other column holds numbers or booleans.
+# None: every column but time_s and value (a Prometheus series' labels are text, whatever they are named).
+TEXT_COLUMNS = {
+    "fio": ("backend", "device", "file", "rw", "direction", "source_file"),
+    "fio_latency_bins": ("backend", "device", "rw", "direction", "source_file"),
+    "iostat": ("device",),
+    "disk_totals": ("device",),
+    "block_requests": ("device", "op", "rwbs", "comm"),
+    "spark_applications": ("app_id", "app_attempt_id", "app_name", "user", "spark_version", "status",
+                           "unknown_event_types", "codec", "log_path"),
+    "spark_jobs": ("app_id", "job_group", "job_description", "status", "stage_ids"),
+    "stages": ("app_id", "name", "status", "job_group", "job_description", "failure_reason"),
+    "spark_tasks": ("app_id", "task_type", "status", "executor_id", "executor_host", "locality"),
+    "spark_executors": ("app_id", "executor_id", "executor_host", "removed_reason"),
+    "spark_sql": ("app_id", "description", "status", "error_message", "job_ids"),
+    "mr_jobs": ("job_id", "job_name", "status"),
+    "mr_counters": ("job_id", "scope", "counter_group", "name"),
+    "gluster_bricks": ("volume", "brick_host", "brick_path"),
+    "gluster_fops": ("volume", "brick_host", "brick_path", "fop"),
+    "gluster_block_sizes": ("volume", "brick_host", "brick_path"),
+    "pfs_client": ("backend", "fstype", "mount", "counter", "unit"),
+    "prometheus_series": None,
+}
+_NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal", "boolean")
+
+
 def _as_stored(table: str, frame: pd.DataFrame) -> pd.DataFrame:
-    """The frame as a table can hold it: nested values (a list, an object) written as text, and every other
-    column of Python objects holding text (or booleans) only. A file whose fields have other JSON types where
-    text belongs (a number for a name) is malformed; mixed into a column they would make it unwritable."""
-    for column in frame.columns:
-        if frame[column].dtype != object:
+    """The frame as its table holds it, or ValueError: nested values (a list, an object) become text, and then
+    every column must hold what the table has there, text or numbers. A file with a number for a name, or
+    text for a count, is malformed: mixed into a column with the other files' values it would make the table
+    unwritable, or the report's arithmetic fail."""
+    text = TEXT_COLUMNS[table]
+    for column in frame.columns[2:]:                # after host and workload_id
+        values = frame[column]
+        if values.dtype == object:
+            nested = values.map(lambda value: isinstance(value, (dict, list)))
+            if nested.any():
+                values = frame[column] = values.where(~nested, values[nested].map(_as_text))
+        if values.isna().all():
             continue
-        kind = pd.api.types.infer_dtype(frame[column], skipna=True)
-        if kind in ("string", "empty", "boolean"):
-            continue
-        nested = frame[column].map(lambda value: isinstance(value, (dict, list)))
-        if nested.any():
-            frame[column] = frame[column].where(~nested, frame[column][nested].map(_as_text))
-            kind = pd.api.types.infer_dtype(frame[column], skipna=True)
-            if kind in ("string", "empty"):
-                continue
-        raise ValueError(f"{table}.{column} holds {kind} values where the table holds text")
+        kind = pd.api.types.infer_dtype(values.cat.categories if isinstance(values.dtype, pd.CategoricalDtype)
+                                        else values, skipna=True)
+        is_text = column not in ("time_s", "value") if text is None else column in text
+        if is_text and kind != "string":
+            raise ValueError(f"{table}.{column} holds {kind} values where the table holds text")
+        if not is_text and kind not in _NUMBER_KINDS:
+            raise ValueError(f"{table}.{column} holds {kind} values where the table holds numbers")
     return frame
 
 
@@ -169,9 +199,6 @@ def _iostat_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
 
 def _jhist_jobs(path: Path) -> pd.DataFrame:
     job, _counters = jhist.parse_jhist(path)
-    wrong = [column for column in jhist.NUMBER_COLUMNS if not isinstance(job[column], (int, float, type(None)))]
-    if wrong:       # a count or time that is text: the file is malformed (and the column would be unwritable)
-        raise ValueError(f"{path}: {', '.join(wrong)} not numbers")
     return pd.DataFrame([job], columns=jhist.JOB_COLUMNS)
 
 

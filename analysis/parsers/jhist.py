@@ -19,7 +19,6 @@ JOB_COLUMNS = ["job_id", "job_name", "status", "submit_time_ms", "launch_time_ms
                "duration_s", "total_maps", "total_reduces", "finished_maps", "finished_reduces",
                "failed_maps", "failed_reduces", "map_phase_start_ms", "map_phase_end_ms",
                "reduce_phase_start_ms", "reduce_phase_end_ms"]
-NUMBER_COLUMNS = [column for column in JOB_COLUMNS if column not in ("job_id", "job_name", "status")]
 COUNTER_COLUMNS = ["job_id", "scope", "counter_group", "name", "value"]
 _COUNTER_SCOPES = {"totalCounters": "total", "mapCounters": "map", "reduceCounters": "reduce"}
 

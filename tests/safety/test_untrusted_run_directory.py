@@ -1,0 +1,434 @@
+"""Run directories are untrusted input (docs/safety.md): a results/<run-id>/ folder edited by anyone, copied from
+elsewhere or damaged must neither make the analysis write elsewhere, read elsewhere, spend unbounded time or memory,
+nor crash `python -m analysis tables` / `report`. Each test proves the negative: a victim file outside the run stays
+byte-identical, a planted device or bomb is refused within seconds and bounded memory, a malformed file is recorded in
+`sources` with its error while the other tables and the report are still built.
+
+Runs are the recorded run tests/fixtures/runs/terasort-matrix (manifest, tables) with raw/ laid out from the recorded
+tool outputs under tests/fixtures/tools/, as a bench fetches them. Whatever could exhaust the machine when a rule is
+missing runs in a child process that is killed past a time or memory bound."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from analysis.__main__ import main
+from analysis.report import write_report
+from analysis.tables import TABLE_NAMES, build_tables
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures"
+TOOLS = FIXTURES / "tools"
+RECORDED_RUN = FIXTURES / "runs" / "terasort-matrix"
+EVENT_LOG = TOOLS / "spark-eventlog" / "local-1795280525362"
+MiB = 1 << 20
+
+
+def make_run(root: Path, *, eventlog: bool = True, blocktrace: bool = True) -> Path:
+    """A run directory under root/results/: the recorded run plus raw/ from the recorded tool outputs."""
+    run = root / "results" / "20261121-201144-local"
+    shutil.copytree(RECORDED_RUN, run)
+    host = run / "raw" / "vm"
+    fio = host / "workload" / "fio-sweep"
+    fio.mkdir(parents=True)
+    for file in sorted((TOOLS / "fio-sweep").glob("fio-*.json")):
+        shutil.copy(file, fio)
+    iostat = host / "iostat" / "fio-sweep"
+    iostat.mkdir(parents=True)
+    shutil.copy(TOOLS / "iostat" / "iostat-killed.json", iostat / "iostat.json")
+    for snapshot in ("diskstats.start", "diskstats.stop"):
+        shutil.copy(TOOLS / "iostat" / snapshot, iostat)
+    if eventlog:
+        events = host / "eventlog" / "spark-tiny" / "eventlogs"
+        events.mkdir(parents=True)
+        shutil.copy(EVENT_LOG, events)
+    if blocktrace:
+        (host / "blocktrace" / "fio-sweep").mkdir(parents=True)
+        shutil.copy(TOOLS / "blocktrace" / "blocktrace.tsv", host / "blocktrace" / "fio-sweep")
+    return run
+
+
+def plant(path: Path, content: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content.encode() if isinstance(content, str) else content)
+    return path
+
+
+def victim(root: Path, name: str = "victim.txt") -> tuple[Path, bytes]:
+    """A file outside the run that a write through a planted symlink would change."""
+    content = b"precious data that is not the analysis' to change\n"
+    return plant(root / "elsewhere" / name, content), content
+
+
+def read(run: Path, table: str) -> pd.DataFrame:
+    return pd.read_parquet(run / "tables" / f"{table}.parquet")
+
+
+def row(sources: pd.DataFrame, file: str) -> dict:
+    hits = sources[sources["file"] == file]
+    assert len(hits) == 1, f"no single row for {file} in sources:\n{sources[['file', 'status', 'message']]}"
+    return hits.iloc[0].to_dict()
+
+
+def analyse(run: Path, capsys, victim: tuple[Path, bytes] | None = None) -> str:
+    """`python -m analysis tables` then `report`, in this process; both must succeed, and leave `victim` (path,
+    content) as it was. The report's text."""
+    codes = [main(["tables", str(run)]), main(["report", str(run)])]
+    if victim is not None:
+        assert victim[0].read_bytes() == victim[1], "a file outside the run was written through a symlink"
+    assert codes == [0, 0], capsys.readouterr().err
+    report = run / "report.html"
+    assert report.is_file() and not report.is_symlink()
+    return report.read_text()
+
+
+# ---------------------------------------------------------------- writes never follow a symlink
+
+def test_a_report_html_symlink_is_replaced_and_its_target_stays_untouched(tmp_path, capsys):
+    run = make_run(tmp_path, blocktrace=False)
+    target, before = victim(tmp_path)
+    (run / "report.html").symlink_to(target)
+    assert "Raw sources parsed" in analyse(run, capsys, (target, before))
+
+
+def test_a_table_file_symlink_is_replaced_and_its_target_stays_untouched(tmp_path, capsys):
+    run = make_run(tmp_path, eventlog=False, blocktrace=False)
+    target, before = victim(tmp_path, "fio.parquet")
+    (run / "tables" / "fio.parquet").unlink()
+    (run / "tables" / "fio.parquet").symlink_to(target)
+    analyse(run, capsys, (target, before))
+    assert not (run / "tables" / "fio.parquet").is_symlink() and len(read(run, "fio")) == 4
+
+
+def test_a_tables_folder_symlink_is_refused_naming_it_and_nothing_is_written_through(tmp_path, capsys):
+    run = make_run(tmp_path, eventlog=False, blocktrace=False)
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(run / "tables", elsewhere)
+    before = {path.name: path.read_bytes() for path in elsewhere.iterdir()}
+    shutil.rmtree(run / "tables")
+    (run / "tables").symlink_to(elsewhere, target_is_directory=True)
+    for command in ("tables", "report"):
+        assert main([command, str(run)]) == 2
+        error = capsys.readouterr().err
+        assert f"{run / 'tables'} is a symbolic link" in error and "does not write through it" in error
+    assert {path.name: path.read_bytes() for path in elsewhere.iterdir()} == before
+
+
+def test_a_compare_output_folder_symlink_is_refused(tmp_path, capsys):
+    runs = [make_run(tmp_path / name, eventlog=False, blocktrace=False) for name in ("a", "b")]
+    (runs[1] / "manifest.json").write_text((runs[1] / "manifest.json").read_text().replace(
+        "20261121-201144-local", "20261121-211144-local"))
+    out = tmp_path / "compare"
+    out.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (out / "tables").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["compare", *map(str, runs), "--out", str(out)]) == 2
+    assert f"{out / 'tables'} is a symbolic link" in capsys.readouterr().err
+    assert list(elsewhere.iterdir()) == []
+
+
+# ---------------------------------------------------------------- reads are bounded and stay in the run
+
+def test_a_symlink_to_a_file_or_folder_outside_the_run_is_not_read(tmp_path, capsys):
+    """The targets hold valid iostat reports: any row from them would mean the link was followed."""
+    run = make_run(tmp_path, eventlog=False, blocktrace=False)
+    outside = plant(tmp_path / "elsewhere" / "w" / "iostat.json", (TOOLS / "iostat" / "iostat-killed.json").read_bytes())
+    plant(tmp_path / "elsewhere" / "iostat" / "w" / "iostat.json", outside.read_bytes())
+    (run / "raw" / "vm" / "iostat" / "linked-file").mkdir()
+    (run / "raw" / "vm" / "iostat" / "linked-file" / "iostat.json").symlink_to(outside)
+    (run / "raw" / "vm" / "iostat" / "linked-folder").symlink_to(outside.parent, target_is_directory=True)
+    (run / "raw" / "linked-host").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    page = analyse(run, capsys)
+    iostat, sources = read(run, "iostat"), read(run, "sources")
+    assert set(iostat["workload_id"]) == {"fio-sweep"}, "rows were read through a symlink"
+    for file in ("vm/iostat/linked-file/iostat.json", "vm/iostat/linked-folder", "linked-host"):
+        assert row(sources, file)["status"] == "refused" and "symbolic link" in row(sources, file)["message"]
+        assert file in page
+
+
+@dataclass
+class Bounded:
+    returncode: int
+    seconds: float
+    peak_rss: int
+    killed: bool
+    stdout: str
+    stderr: str
+
+
+def run_bounded(tmp_path: Path, *args: str, seconds: float = 60, max_rss: int = 1024 * MiB) -> Bounded:
+    """`python -m analysis <args>` in a child killed past `seconds` or `max_rss`; its peak RSS from wait4."""
+    out, err = tmp_path / "child.out", tmp_path / "child.err"
+    with open(out, "wb") as stdout, open(err, "wb") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "analysis", *args], cwd=REPO, stdout=stdout, stderr=stderr,
+                                stdin=subprocess.DEVNULL)
+    start, peak, killed = time.monotonic(), 0, False
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            break
+        peak = max(peak, _rss(proc.pid))
+        if time.monotonic() - start > seconds or peak > max_rss:
+            proc.kill()
+            pid, status, usage = os.wait4(proc.pid, 0)
+            killed = True
+            break
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return Bounded(proc.returncode, time.monotonic() - start, max(peak, usage.ru_maxrss * 1024), killed,
+                   out.read_text(errors="replace"), err.read_text(errors="replace"))
+
+
+def _rss(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            return next(int(line.split()[1]) * 1024 for line in status if line.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def test_devices_fifos_and_oversized_files_are_refused_quickly(tmp_path):
+    """Without the rules /dev/zero is read until memory runs out and a FIFO blocks the open forever."""
+    run = make_run(tmp_path, blocktrace=False)
+    raw = run / "raw" / "vm"
+    (raw / "iostat" / "zero").mkdir()
+    (raw / "iostat" / "zero" / "iostat.json").symlink_to("/dev/zero")
+    (raw / "eventlog" / "zero" / "eventlogs").mkdir(parents=True)
+    (raw / "eventlog" / "zero" / "eventlogs" / "local-1").symlink_to("/dev/zero")
+    (raw / "iostat" / "fifo").mkdir()
+    os.mkfifo(raw / "iostat" / "fifo" / "iostat.json")
+    (raw / "iostat" / "huge").mkdir()
+    with open(raw / "iostat" / "huge" / "iostat.json", "wb") as sparse:   # sparse: no disk used
+        sparse.write(b'{"sysstat": {"hosts": [{"statistics": [')
+        sparse.truncate(2 * (1 << 30) + 1)
+    child = run_bounded(tmp_path, "tables", str(run), seconds=60)
+    assert not child.killed and child.returncode == 0, child
+    assert child.seconds < 30, child
+    sources = read(run, "sources")
+    expected = {"vm/iostat/zero/iostat.json": "symbolic link", "vm/eventlog/zero/eventlogs/local-1": "symbolic link",
+                "vm/iostat/fifo/iostat.json": "not a regular file (a FIFO)",
+                "vm/iostat/huge/iostat.json": "over the 2 GiB cap"}
+    for file, why in expected.items():
+        entry = row(sources, file)
+        assert entry["status"] == "refused" and why in entry["message"], entry
+    assert len(read(run, "fio")) == 4 and len(read(run, "stages")) == 5
+
+
+def zstd_bomb(output_bytes: int) -> bytes:
+    """One zstd frame (RFC 8878) of RLE blocks: 4 bytes per 128 KiB of output, the densest the format allows."""
+    block = 128 * 1024
+    frame = bytearray(struct.pack("<I", 0xFD2FB528))
+    frame += bytes([0x00, 0x38])            # no content size given; window 2^17, so blocks of 128 KiB
+    blocks = output_bytes // block
+    for index in range(blocks):
+        last = int(index == blocks - 1)
+        frame += (last | 1 << 1 | block << 3).to_bytes(3, "little") + b"{"     # block type 1: RLE
+    return bytes(frame)
+
+
+def test_a_zstd_bomb_is_stopped_within_seconds_and_bounded_memory(tmp_path):
+    """32 KiB that expand to 1 GiB of one line: before the caps, 2.2 GB of memory and about a minute."""
+    bomb = zstd_bomb(1 << 30)
+    assert len(bomb) < 40 * 1024
+    run = make_run(tmp_path, blocktrace=False)
+    plant(run / "raw" / "vm" / "eventlog" / "bomb" / "eventlogs" / "local-2.zstd", bomb)
+    child = run_bounded(tmp_path, "tables", str(run), seconds=60, max_rss=1024 * MiB)
+    assert not child.killed and child.returncode == 0, child
+    assert child.seconds < 20 and child.peak_rss < 700 * MiB, child
+    entry = row(read(run, "sources"), "vm/eventlog/bomb/eventlogs/local-2.zstd")
+    assert entry["status"] == "refused" and "decompresses to more than 64 MiB" in entry["message"], entry
+    assert len(read(run, "stages")) == 5
+    stages = run_bounded(tmp_path, "stages", str(run / "raw" / "vm" / "eventlog" / "bomb" / "eventlogs" / "local-2.zstd"),
+                         seconds=60, max_rss=1024 * MiB)
+    assert not stages.killed and stages.returncode == 2 and "decompresses to more than" in stages.stderr, stages
+    assert stages.seconds < 20 and stages.peak_rss < 700 * MiB, stages
+
+
+def test_a_compressed_block_claiming_gigabytes_is_refused_before_it_is_allocated(tmp_path, capsys):
+    run = make_run(tmp_path, eventlog=False, blocktrace=False)
+    # lz4-java's LZ4Block framing: magic, token (0x20: LZ4), compressed size, decompressed size, checksum
+    block = b"LZ4Block" + struct.pack("<B i i i", 0x20, 16, 0x7FFFFFF0, 0) + b"\x00" * 16
+    plant(run / "raw" / "vm" / "eventlog" / "lz4" / "eventlogs" / "local-3.lz4", block)
+    analyse(run, capsys)
+    entry = row(read(run, "sources"), "vm/eventlog/lz4/eventlogs/local-3.lz4")
+    assert entry["status"] == "refused" and "LZ4Block block of 2147483632 bytes" in entry["message"], entry
+
+
+# ---------------------------------------------------------------- malformed sources are recorded, never fatal
+
+def _manifest(**changes) -> str:
+    manifest = json.loads((RECORDED_RUN / "manifest.json").read_text())
+    manifest.update(changes)
+    return json.dumps(manifest)
+
+
+def _deep(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+IOSTAT = "vm/iostat/fio-sweep/iostat.json"
+MALFORMED = {
+    # name: (file under the run, content, status in sources, words of its message)
+    "iostat empty list": ("raw/" + IOSTAT, "[]", "error", "not an iostat JSON report"),
+    "iostat sysstat is text": ("raw/" + IOSTAT, '{"sysstat": "x"}', "error", "not an iostat JSON report"),
+    "iostat garbage": ("raw/" + IOSTAT, b"\x00\xffgarbage, not a report\n", "error", "not an iostat JSON report"),
+    "iostat sample of other types": ("raw/" + IOSTAT, '{"sysstat": {"hosts": [{"nodename": "vm", "statistics": '
+                                     '[{"timestamp": 5, "disk": []}]}]}}', "error", "timestamp of type int"),
+    "iostat nested deep": ("raw/" + IOSTAT, '{"sysstat": ' + _deep(500) + "}", "refused", "nested deeper than 64"),
+    "iostat nested deeper than Python": ("raw/" + IOSTAT, "[" * 100_000, "refused", "nested deeper than Python"),
+    "manifest steps is a number": ("manifest.json", _manifest(steps=5), "malformed", "steps is a number, not a list"),
+    "manifest workloads is text": ("manifest.json", _manifest(workloads="x"), "malformed", "workloads is text"),
+    "manifest is a list": ("manifest.json", "[]", "error", "not a JSON object"),
+    "manifest garbage": ("manifest.json", b"\x89PNG\r\n", "error", "DecodeError: "),
+    "manifest nested deeper than Python": ("manifest.json", '{"a":' * 100_000, "refused", "nested deeper"),
+    "manifest step fields of other types": ("manifest.json", _manifest(steps=[{"name": ["x"], "duration_s": "5"}, 7]),
+                                            "malformed", "steps[0].name is a list"),
+    "fio pattern of another type": ("raw/vm/workload/fio-sweep/fio-x-read-4k.json",
+                                    '{"jobs": [{"job options": {"rw": 5}, "read": {"io_bytes": 1}}]}', "error",
+                                    "fio.rw holds integer values"),
+    "event log name of another type": ("raw/vm/eventlog/typed/eventlogs/local-4",
+                                       '{"Event":"SparkListenerApplicationStart","App ID":"a","Timestamp":1}\n'
+                                       '{"Event":"SparkListenerStageSubmitted","Stage Info":{"Stage ID":0,'
+                                       '"Stage Name":7}}\n', "error", "stages.name holds integer"),
+    "event log line nested deep": ("raw/vm/eventlog/spark-tiny/eventlogs/local-1795280525362",
+                                   EVENT_LOG.read_text() + '{"Event":"SparkListenerJobStart","Properties":'
+                                   + _deep(5000) + "}\n", "ok", "repaired: 1 cut or malformed line(s) skipped"),
+    "job history of other types": ("raw/vm/mr-history/tera/job_1.jhist", 'Avro-Json\n{"type": "record"}\n'
+                                   '{"type": "JOB_SUBMITTED", "event": {"x": {"jobid": "job_1", "submitTime": "x"}}}\n',
+                                   "error", "submit_time_ms"),
+    "prometheus label of another type": ("raw/prometheus/fio-sweep.json",
+                                         '{"queries": {"q": {"result": [{"metric": {"node": 5}, "values": [[1, "1"]]}]}}}',
+                                         "error", "not text"),
+    "storage.json is a list": ("raw/vm/storage.json", "[]", None, None),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED)
+def test_a_malformed_source_is_recorded_and_the_rest_is_still_built(tmp_path, capsys, case):
+    where, content, status, words = MALFORMED[case]
+    run = make_run(tmp_path, blocktrace=False)
+    plant(run / where, content)
+    page = analyse(run, capsys)
+    sources = read(run, "sources")
+    if status is not None:
+        file = where if not where.startswith("raw/") or where.startswith("raw/prometheus") else where[len("raw/"):]
+        # A .jhist feeds two tables, one row each: the one of the table its damage is in carries it.
+        entries = sources[sources["file"] == file].to_dict("records")
+        assert any(e["status"] == status and words in e["message"] for e in entries), entries
+        if status != "ok":
+            assert f"{status} — " in page and file in page, "the problem is not visible in the report"
+    assert len(read(run, "fio")) == 4
+    assert len(read(run, "stages")) == 5
+
+
+def test_a_garbage_iostat_is_not_ok_with_no_rows(tmp_path, capsys):
+    """What was recorded as `ok, repaired: iostat was stopped mid-report, 0 rows`."""
+    run = make_run(tmp_path, eventlog=False, blocktrace=False)
+    plant(run / "raw" / IOSTAT, "this is not iostat output, however it ends ...")
+    analyse(run, capsys)
+    entry = row(read(run, "sources"), IOSTAT)
+    assert entry["status"] == "error" and not entry["message"].startswith("repaired"), entry
+
+
+# ---------------------------------------------------------------- fuzzing
+
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=12),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+                    max_leaves=24)
+RECORDED_MANIFEST = json.loads((RECORDED_RUN / "manifest.json").read_text())
+
+
+def _replaced(document, path: list[str], value):
+    """A copy of a JSON document with the value at `path` (keys and list indices as text) replaced."""
+    document = json.loads(json.dumps(document))
+    node = document
+    for key in path[:-1]:
+        node = node[int(key)] if isinstance(node, list) else node[key]
+    node[int(path[-1]) if isinstance(node, list) else path[-1]] = value
+    return document
+
+
+def _paths(document, prefix=()) -> list[list[str]]:
+    children = document.items() if isinstance(document, dict) else enumerate(document) \
+        if isinstance(document, list) else ()
+    found = []
+    for key, child in children:
+        found.append([*prefix, str(key)])
+        found += _paths(child, (*prefix, str(key)))
+    return found
+
+
+MANIFEST_PATHS = _paths(RECORDED_MANIFEST)
+IOSTAT_TEXT = (TOOLS / "iostat" / "iostat-killed.json").read_text()
+
+
+@st.composite
+def manifest_files(draw) -> bytes:
+    kind = draw(st.sampled_from(["field", "json", "bytes"]))
+    if kind == "field":         # the recorded manifest with one field, at any depth, of any JSON value
+        document = _replaced(RECORDED_MANIFEST, draw(st.sampled_from(MANIFEST_PATHS)), draw(JSON))
+        return json.dumps(document).encode()
+    return json.dumps(draw(JSON)).encode() if kind == "json" else draw(st.binary(max_size=256))
+
+
+@st.composite
+def iostat_files(draw) -> bytes:
+    kind = draw(st.sampled_from(["cut", "spliced", "json", "bytes"]))
+    if kind == "cut":           # the recorded report cut anywhere, as a killed iostat leaves it
+        return IOSTAT_TEXT[:draw(st.integers(0, len(IOSTAT_TEXT)))].encode()
+    if kind == "spliced":       # a stretch of the recorded report replaced by any JSON value
+        start = draw(st.integers(0, len(IOSTAT_TEXT)))
+        end = draw(st.integers(start, min(len(IOSTAT_TEXT), start + 200)))
+        return (IOSTAT_TEXT[:start] + json.dumps(draw(JSON)) + IOSTAT_TEXT[end:]).encode()
+    return json.dumps(draw(JSON)).encode() if kind == "json" else draw(st.binary(max_size=256))
+
+
+def _fuzz_run(root: Path, file: str, content: bytes) -> tuple[Path, dict]:
+    """A small run (manifest, one iostat report) with `file` replaced; tables and report built in this process."""
+    run = root / "run"
+    (run / "raw" / "vm" / "iostat" / "w").mkdir(parents=True)
+    shutil.copy(RECORDED_RUN / "manifest.json", run / "manifest.json")
+    shutil.copy(TOOLS / "iostat" / "iostat-killed.json", run / "raw" / "vm" / "iostat" / "w" / "iostat.json")
+    plant(run / file, content)
+    tables = build_tables(run)
+    assert set(tables) == set(TABLE_NAMES)
+    write_report(run)           # writes the tables first: every one must be writable as Parquet
+    return run, tables
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(content=manifest_files())
+def test_fuzzed_manifests_are_recorded_never_fatal(content):
+    with tempfile.TemporaryDirectory() as root:
+        _run, tables = _fuzz_run(Path(root), "manifest.json", content)
+        rows = tables["sources"].query("source == 'manifest'")
+        assert list(rows["status"]) in ([], ["error"], ["malformed"], ["refused"])
+        try:
+            document = json.loads(content)
+        except ValueError:
+            document = None
+        if not isinstance(document, dict):
+            assert list(rows["status"]) in (["error"], ["refused"]), rows
+
+
+@settings(max_examples=20, deadline=None, database=None)
+@given(content=iostat_files())
+def test_fuzzed_iostat_reports_are_recorded_never_fatal(content):
+    with tempfile.TemporaryDirectory() as root:
+        _run, tables = _fuzz_run(Path(root), "raw/vm/iostat/w/iostat.json", content)
+        entry = row(tables["sources"], "vm/iostat/w/iostat.json")
+        assert entry["status"] in ("ok", "error", "refused")
+        if entry["status"] == "ok":      # only what starts as sysstat's document is one
+            assert content.lstrip().startswith(b'{"sysstat"'), entry
+        assert entry["rows"] == len(tables["iostat"])
