@@ -21,6 +21,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from .. import safeio
 from . import MB, REPO, measure_here, measure_in_child, scratch_dir
 
 DEFAULT_SOURCE = REPO / "tests" / "fixtures" / "tools" / "blocktrace" / "blocktrace.tsv"
@@ -53,7 +54,7 @@ def build_trace(source: Path, target: Path, events: int) -> int:
         "comm": pa.array(np.tile(recorded["comm"].astype(str).to_numpy(), copies)),
     })
     header = source.read_text(errors="replace").split("\n", 1)[0] + "\n"
-    with open(target, "wb") as out:
+    with safeio.replacing(target) as out:
         out.write(header.encode())
         pacsv.write_csv(table, out, write_options=pacsv.WriteOptions(delimiter="\t", quoting_style="none"))
     return table.num_rows
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         measure_runs(trace)
         if args.text_events:
             text = Path(tmp) / "blk.trace_pipe.txt"
-            text.write_text(shifted_copies(TEXT_SOURCE, args.text_events))
+            safeio.write_text(text, shifted_copies(TEXT_SOURCE, args.text_events))
             print(f"blk tracer text: {text.stat().st_size / MB:.0f} MB ({TEXT_SOURCE.name} repeated)")
             measure_runs(text)
     return 0

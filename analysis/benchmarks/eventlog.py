@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from .. import safeio
 from . import MB, REPO, measure_here, measure_in_child, scratch_dir
 
 DEFAULT_SOURCE = REPO / "tests" / "fixtures" / "tools" / "spark-eventlog" / "groups-sql" / "local-1795289462856"
@@ -37,7 +38,7 @@ def build_log(source: Path, target: Path, size_mb: float) -> int:
     end = next((i for i, line in enumerate(lines) if b'"SparkListenerApplicationEnd"' in line), len(lines))
     task_id = 1 + max(int(m.group(2)) for m in task_ends if m)
     goal = int(size_mb * MB)
-    with open(target, "wb") as out:
+    with safeio.replacing(target) as out:
         written = out.write(b"".join(lines[:end]))
         while written < goal:
             batch = []
@@ -104,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
         def run() -> int:
             stages = build(log)
-            Path(f"{log}.{args.measure[0]}.json").write_text(json.dumps(_checksum(stages)))
+            safeio.write_text(Path(f"{log}.{args.measure[0]}.json"), json.dumps(_checksum(stages)))
             return len(stages)
         measure_here(run)
         return 0
