@@ -120,7 +120,7 @@ def open_source(path: Path, kind: str) -> IO[bytes]:
         if (now.st_dev, now.st_ino) != (before.st_dev, before.st_ino) or not stat.S_ISREG(now.st_mode):
             raise Refused(f"{path}: replaced while being opened: not read")
         if now.st_size > cap:
-            raise Refused(f"{path}: {size_text(now.st_size)}, over the {size_text(cap)} cap of a {kind} file: "
+            raise Refused(f"{path}: {size_text(now.st_size)}, over the {size_text(cap)} cap for {kind} files: "
                           "not read")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb", buffering=1 << 20)

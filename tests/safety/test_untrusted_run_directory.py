@@ -369,35 +369,61 @@ def _paths(document, prefix=()) -> list[list[str]]:
     return found
 
 
-MANIFEST_PATHS = _paths(RECORDED_MANIFEST)
 IOSTAT_TEXT = (TOOLS / "iostat" / "iostat-killed.json").read_text()
+
+
+def _damaged(draw, text: str) -> bytes:
+    """A recorded file cut anywhere, with a stretch replaced by any JSON value, with one field (of the document,
+    or of one line of a JSON-lines file) replaced by any JSON value, or replaced whole by any JSON or bytes."""
+    kind = draw(st.sampled_from(["cut", "spliced", "field", "json", "bytes"]))
+    if kind == "cut":
+        return text[:draw(st.integers(0, len(text)))].encode()
+    if kind == "spliced":
+        start = draw(st.integers(0, len(text)))
+        end = draw(st.integers(start, min(len(text), start + 200)))
+        return (text[:start] + json.dumps(draw(JSON)) + text[end:]).encode()
+    if kind == "field":
+        try:
+            document = json.loads(text)
+        except ValueError:          # JSON lines (an event log), or no JSON: one line's field, if it has one
+            lines = text.splitlines(keepends=True)
+            index = draw(st.integers(0, len(lines) - 1))
+            try:
+                lines[index] = json.dumps(_field_replaced(draw, json.loads(lines[index]))) + "\n"
+            except ValueError:
+                pass
+            return "".join(lines).encode()
+        return json.dumps(_field_replaced(draw, document)).encode()
+    return json.dumps(draw(JSON)).encode() if kind == "json" else draw(st.binary(max_size=256))
+
+
+def _field_replaced(draw, document):
+    """`document` with a field replaced by any JSON value; each depth as likely as another, so that the few fields
+    near the top (names, ids, layout) are hit as often as the many counters below them."""
+    paths = _paths(document)
+    if not paths:
+        return draw(JSON)
+    depth = draw(st.sampled_from(sorted({len(path) for path in paths})))
+    return _replaced(document, draw(st.sampled_from([path for path in paths if len(path) == depth])), draw(JSON))
 
 
 @st.composite
 def manifest_files(draw) -> bytes:
     kind = draw(st.sampled_from(["field", "json", "bytes"]))
     if kind == "field":         # the recorded manifest with one field, at any depth, of any JSON value
-        document = _replaced(RECORDED_MANIFEST, draw(st.sampled_from(MANIFEST_PATHS)), draw(JSON))
-        return json.dumps(document).encode()
+        return json.dumps(_field_replaced(draw, RECORDED_MANIFEST)).encode()
     return json.dumps(draw(JSON)).encode() if kind == "json" else draw(st.binary(max_size=256))
 
 
 @st.composite
 def iostat_files(draw) -> bytes:
-    kind = draw(st.sampled_from(["cut", "spliced", "json", "bytes"]))
-    if kind == "cut":           # the recorded report cut anywhere, as a killed iostat leaves it
-        return IOSTAT_TEXT[:draw(st.integers(0, len(IOSTAT_TEXT)))].encode()
-    if kind == "spliced":       # a stretch of the recorded report replaced by any JSON value
-        start = draw(st.integers(0, len(IOSTAT_TEXT)))
-        end = draw(st.integers(start, min(len(IOSTAT_TEXT), start + 200)))
-        return (IOSTAT_TEXT[:start] + json.dumps(draw(JSON)) + IOSTAT_TEXT[end:]).encode()
-    return json.dumps(draw(JSON)).encode() if kind == "json" else draw(st.binary(max_size=256))
+    return _damaged(draw, IOSTAT_TEXT)
 
 
 def _fuzz_run(root: Path, file: str, content: bytes) -> tuple[Path, dict]:
     """A small run (manifest, one iostat report) with `file` replaced; tables and report built in this process."""
     run = root / "run"
-    (run / "raw" / "vm" / "iostat" / "w").mkdir(parents=True)
+    (run / "raw" / "vm" / "iostat" / "w").mkdir(parents=True, exist_ok=True)
     shutil.copy(RECORDED_RUN / "manifest.json", run / "manifest.json")
     shutil.copy(TOOLS / "iostat" / "iostat-killed.json", run / "raw" / "vm" / "iostat" / "w" / "iostat.json")
     plant(run / file, content)
@@ -407,7 +433,7 @@ def _fuzz_run(root: Path, file: str, content: bytes) -> tuple[Path, dict]:
     return run, tables
 
 
-@settings(max_examples=20, deadline=None, database=None)
+@settings(max_examples=15, deadline=None, database=None)
 @given(content=manifest_files())
 def test_fuzzed_manifests_are_recorded_never_fatal(content):
     with tempfile.TemporaryDirectory() as root:
@@ -422,7 +448,7 @@ def test_fuzzed_manifests_are_recorded_never_fatal(content):
             assert list(rows["status"]) in (["error"], ["refused"]), rows
 
 
-@settings(max_examples=20, deadline=None, database=None)
+@settings(max_examples=15, deadline=None, database=None)
 @given(content=iostat_files())
 def test_fuzzed_iostat_reports_are_recorded_never_fatal(content):
     with tempfile.TemporaryDirectory() as root:
@@ -432,3 +458,42 @@ def test_fuzzed_iostat_reports_are_recorded_never_fatal(content):
         if entry["status"] == "ok":      # only what starts as sysstat's document is one
             assert content.lstrip().startswith(b'{"sysstat"'), entry
         assert entry["rows"] == len(tables["iostat"])
+
+
+# Every other source a run holds, as recorded (the event log shortened), at the path a bench fetches it to.
+OTHER_SOURCES = {
+    "raw/vm/workload/w/fio-tmp-read-4k.json": (TOOLS / "fio-sweep" / "fio-tmp-read-4k.json").read_text(),
+    "raw/prometheus/w.json": (TOOLS / "prometheus" / "fio-vda.json").read_text(),
+    "raw/vm/eventlog/w/eventlogs/local-1": EVENT_LOG.read_text()[:60_000],
+    "raw/vm/storage.json": json.dumps({"backends": {"hdd": {"device": "vda"}}}),
+    "raw/vm/pfs-client/w/client-pfs.start": (FIXTURES / "pfs-client" / "worker1-client-pfs.start").read_text(),
+    "raw/vm/pfs-client/w/client-pfs.stop": (FIXTURES / "pfs-client" / "worker1-client-pfs.stop").read_text(),
+    "raw/st1/gluster-profile/w/profile-pfs.xml": (FIXTURES / "gluster-profile" / "profile-pfs.xml").read_text(),
+}
+
+
+@st.composite
+def other_source_files(draw) -> tuple[str, bytes]:
+    name = draw(st.sampled_from(sorted(OTHER_SOURCES)))
+    return name, _damaged(draw, OTHER_SOURCES[name])
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(damaged=other_source_files())
+def test_fuzzed_other_sources_are_recorded_never_fatal(damaged):
+    """Beside the damaged file, the recorded one of another workload: its rows mix with whatever the damaged file
+    gave, and must still be there."""
+    name, content = damaged
+    good = name.replace("/w/", "/good/").replace("/w.json", "/good.json")
+    with tempfile.TemporaryDirectory() as root:
+        for path in {name, good}:
+            for pair in {path, path.replace(".stop", ".start"), path.replace(".start", ".stop")} - {name}:
+                plant(Path(root) / "run" / pair, OTHER_SOURCES[pair.replace("/good/", "/w/").replace("/good.json", "/w.json")])
+        _run, tables = _fuzz_run(Path(root), name, content)
+        sources = tables["sources"]
+        assert set(sources["status"]) <= {"ok", "error", "refused", "none", "missing"}
+        if good != name:
+            file = good if good.startswith("raw/prometheus") else good[len("raw/"):]
+            if file.endswith(".start"):
+                file = file.replace(".start", ".stop")          # a snapshot pair's row names its stop file
+            assert row(sources, file)["status"] == "ok", sources
