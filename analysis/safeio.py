@@ -76,8 +76,10 @@ _ROOT: ContextVar[tuple[str, str] | None] = ContextVar("spillway_run_dir", defau
 
 @contextlib.contextmanager
 def confined(run_dir: Path) -> Iterator[None]:
-    """Reads inside this block refuse files outside `run_dir` or reached through a symbolic link below it.
-    A context rather than a parameter: the parsers take only a path, and every one of them is covered."""
+    """Reads inside this block refuse a file of `run_dir` reached through a symbolic link anywhere below it (to a
+    file or a folder, leading out of the run or not). Paths outside the run (another run a model compares, the
+    repository) keep the other rules only. A context rather than a parameter: the parsers take only a path, and
+    every one of them is covered."""
     given = os.path.abspath(run_dir)
     token = _ROOT.set((given, os.path.realpath(given)))
     try:
@@ -97,7 +99,7 @@ def _check_inside(path: str) -> None:
             expected = os.path.join(real, os.path.relpath(absolute, base))
             break
     else:
-        raise Refused(f"{path}: outside the run directory {given}: not read")
+        return
     resolved = os.path.realpath(absolute)
     if resolved != expected:
         raise Refused(f"{path}: reached through a symbolic link (it resolves to {resolved}): not read")

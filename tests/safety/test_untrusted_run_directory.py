@@ -157,6 +157,18 @@ def test_a_symlink_to_a_file_or_folder_outside_the_run_is_not_read(tmp_path, cap
         assert file in page
 
 
+def test_confining_reads_to_a_run_leaves_other_runs_readable(tmp_path):
+    """The report's model reads other runs' fio curves while the report's run is the one confined."""
+    from analysis import safeio
+    from analysis.tables import read_table
+    run, other = (make_run(tmp_path / name, eventlog=False, blocktrace=False) for name in ("a", "b"))
+    (run / "raw" / "vm" / "linked").symlink_to(other / "tables", target_is_directory=True)
+    with safeio.confined(run):
+        assert "host" in read_table(other / "tables" / "fio.parquet").columns
+        with pytest.raises(safeio.Refused, match="reached through a symbolic link"):
+            read_table(run / "raw" / "vm" / "linked" / "fio.parquet")
+
+
 @dataclass
 class Bounded:
     returncode: int
