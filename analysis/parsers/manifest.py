@@ -28,7 +28,7 @@ _WORKLOAD = {"id": str, "workload": str, "repetition": int, "warmup": bool, "sca
 # tables and the report rely on them. Fields not listed are kept as they are.
 SCHEMA = {
     "schema_version": int, "run_id": str, "status": str, "started_at": str, "ended_at": str, "controller": str,
-    "git": dict, "cluster": str,
+    "git": dict, "cluster": str, "stopped_by": str,
     "inventory": {"name": str, "sha256": str, "groups": _Each([str])},
     "parameters": dict,
     "storage": {"backends": _Each(dict), "placement": _PLACEMENT},
