@@ -4,6 +4,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -473,13 +474,20 @@ def _describe_profile_value(key: str, value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+class ReportSectionFailed(UserWarning):
+    """A section of the report could not be built: the report shows its error instead. Warned too, so that the
+    user sees it on stderr and the tests, which turn this warning into an error (pytest.ini), fail on it."""
+
+
 def _model_section(run_dir: Path) -> dict:
     """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
     from .models.report_section import model_section
     try:
         return model_section(Path(run_dir))
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        return {"tables": [], "note": f"the model could not be evaluated: {type(error).__name__}: {error}"}
+        note = f"the model could not be evaluated: {type(error).__name__}: {error}"
+        warnings.warn(f"report of {Path(run_dir).name}: {note}", ReportSectionFailed, stacklevel=2)
+        return {"tables": [], "note": note}
 
 
 def _monitoring_png(tables: dict[str, pd.DataFrame], run_id: str) -> str | None:

@@ -12,10 +12,10 @@ TOOLS = FIXTURES / "tools"
 
 
 def recorded(pattern: str, who: str = "the collectors helper") -> Path:
-    """The first recorded fixture matching `pattern` under tests/fixtures/, or skip naming it."""
+    """The first recorded fixture matching `pattern` under tests/fixtures/; a missing one fails, naming it."""
     matches = sorted(FIXTURES.rglob(pattern))
     if not matches:
-        pytest.skip(f"missing recorded fixture tests/fixtures/**/{pattern} (to be recorded by {who})")
+        pytest.fail(f"missing recorded fixture tests/fixtures/**/{pattern} (to be recorded by {who})", pytrace=False)
     return matches[0]
 
 

@@ -13,7 +13,6 @@ from analysis.models import iomodel
 
 REPO = Path(__file__).resolve().parents[3]
 RUNS = REPO / "tests" / "fixtures" / "runs"
-RESULTS = REPO / "results"
 
 
 def _iostat(path: Path, nice: list[float]) -> None:
@@ -93,15 +92,6 @@ def test_an_hdfs_scan_takes_t_scale_from_the_runs_with_hdfs_on_the_fast_backend(
     on_hdd = iomodel.predict_stage(model, iomodel.Target("hdd", "hdd", 2, 1), bandwidths)
     assert on_hdd["bound"] == "read"
     assert on_hdd["predicted_s"] > on_ssd["predicted_s"]
-
-
-@pytest.mark.skipif(not (RESULTS / "20261121-222926-tiers").exists(), reason="recorded tiers validation runs absent")
-def test_recorded_sample_runs_1_2_were_measured_under_load():
-    """The tiers validation's P=1/P=2 runs shared the host with niced jobs; the later runs did not."""
-    loaded = {c.workload_id: c.foreign_cpu_pct for c in iomodel.configurations(RESULTS / "20261121-222926-tiers")}
-    quiet = [c for c in iomodel.configurations(RESULTS / "20261121-225856-tiers")]
-    assert loaded and all(share >= iomodel.LOADED_FOREIGN_CPU_PCT for share in loaded.values())
-    assert quiet and not any(c.loaded for c in quiet)
 
 
 def test_load_notes_say_what_the_model_did_with_each_loaded_run():
