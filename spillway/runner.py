@@ -496,11 +496,11 @@ class Bench:
             self._play("workload-end.yml", f"{wid}.end-interrupted", workload_id=wid)
         attempt = len(earlier.get("attempts", [])) + 1
         summary = self.run.set_attempt_aside(earlier, attempt)
-        self._set_aside_on_hosts(wid, attempt, self.run.path / summary["outputs"])
+        self._set_aside_on_hosts(wid, attempt)
         say(f"   {wid}: attempt {attempt} ({earlier['status']}) set aside in {summary['outputs']}/")
         return earlier.get("attempts", []) + [summary], position
 
-    def _set_aside_on_hosts(self, wid, attempt, attempt_dir):
+    def _set_aside_on_hosts(self, wid, attempt):
         """Each host's runs/<run-id>/<source>/<wid>/ to runs/<run-id>/.attempts/<wid>.attempt-<n>/<source>/: a
         dot folder, which the fetch skips, so the next fetches do not bring the old files back into raw/."""
         run_id = self.run.manifest["run_id"]
@@ -509,17 +509,8 @@ class Bench:
             runs = self._spillway_root() / "runs" / run_id
             move_outputs_aside(runs, wid, runs / dest)
             return
-        # Remote hosts: a one-task play, kept with the attempt's outputs (it says what was moved where).
-        runs = f"{{{{ spillway_root | default('/var/lib/spillway/' ~ spillway_cluster) }}}}/runs/{run_id}"
-        script = (f'cd "{runs}" 2>/dev/null || exit 0; for d in */{shlex.quote(wid)}; do [ -d "$d" ] || continue; '
-                  f'mkdir -p "{dest}/${{d%%/*}}" && mv "$d" "{dest}/${{d%%/*}}/"; done')
-        play = attempt_dir / "set-aside-on-hosts.yml"
-        play.parent.mkdir(parents=True, exist_ok=True)
-        play.write_text(json.dumps([{"name": f"Move {wid}'s earlier outputs aside", "hosts": "all",
-                                     "gather_facts": False, "become": True,
-                                     "tasks": [{"name": "Move them under .attempts", "ansible.builtin.shell": script}]}],
-                                   indent=2) + "\n")
-        result = self._play(str(play), f"{wid}.set-aside")
+        # Remote hosts: playbooks/set-aside.yml does the same on each; its log says what was moved where.
+        result = self._play("set-aside.yml", f"{wid}.set-aside", workload_id=wid, attempt=attempt)
         if not result.ok:
             raise StepFailed(f"{wid}: could not move the earlier attempt's outputs aside on the hosts "
                              f"(log: {result.log_path.relative_to(self.run.path)})")

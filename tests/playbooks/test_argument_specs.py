@@ -28,6 +28,7 @@ EXTRA_VARS = {
     "collectors.yml": ["-e", "collectors_action=start", "-e", "run_id=r1", "-e", "workload_id=w1"],
     "workload-begin.yml": ["-e", "run_id=r1", "-e", "workload_id=w1"],
     "workload-end.yml": ["-e", "run_id=r1", "-e", "workload_id=w1"],
+    "set-aside.yml": ["-e", "run_id=r1", "-e", "workload_id=w1", "-e", "attempt=1"],
     "workload-step.yml": ["-e", "run_id=r1", "-e", "workload_id=w1", "-e", "workload_name=terasort", "-e", "step=run",
                           "-e", '{"params": {}, "commands": []}'],
 }
