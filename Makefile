@@ -127,7 +127,7 @@ VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tier
 validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per stage (DRY_RUN=1: the plan only)
 	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
 	@$(if $(DRY_RUN),true,$(MAKE) --no-print-directory setup CLUSTER=$(VALIDATE_CLUSTER))
-	@$(PY) -m spillway validate-model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
+	@$(PY) -m experiments.validate_model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
 		$(if $(MIN_STAGE_S),--min-stage-s $(call shq,$(MIN_STAGE_S)))
 
 # Every inventory the integration tests provision (tests/integration: local; tests/emulation: emu, pfs). `make test`

@@ -1,4 +1,4 @@
-"""python -m spillway: bench | validate | preflight | workloads | validate-model."""
+"""python -m spillway: bench | validate | preflight | workloads (the model's validation: python -m experiments.validate_model)."""
 import argparse
 import sys
 
@@ -88,11 +88,6 @@ def main(argv=None):
     preflight.add_argument("--run-dir", help="write preflight.json (and logs/preflight.log) into this folder")
     preflight.set_defaults(func=cmd_preflight)
     sub.add_parser("workloads", help="list workloads and their scale profiles").set_defaults(func=cmd_workloads)
-    from spillway import validate_model
-    model = sub.add_parser("validate-model", help="profile, predict the other backends with the I/O-aware model, "
-                                                  "measure them, print predicted vs measured (docs/models.md)")
-    validate_model.add_arguments(model)
-    model.set_defaults(func=validate_model.run)
     args = parser.parse_args(argv)
     if args.command == "bench":
         args.given = given_options(bench, (sys.argv[1:] if argv is None else argv)[1:])

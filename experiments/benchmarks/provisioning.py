@@ -1,6 +1,6 @@
 """How long provisioning over SSH takes, per role: a cluster from scratch, then again with nothing to change.
 
-    python -m spillway.benchmarks.provisioning [--cluster emu] [--keep]
+    python -m experiments.benchmarks.provisioning [--cluster emu] [--keep]
 
 From scratch: `make teardown CLUSTER=<cluster>` first (for an emulated cluster that removes its nodes too, then
 `make cluster-up` makes new ones), so every cluster root is empty and no daemon, disk or mount is left. Packages
@@ -55,7 +55,7 @@ def provision(cluster, log_path):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="spillway.benchmarks.provisioning", description=__doc__,
+    parser = argparse.ArgumentParser(prog="experiments.benchmarks.provisioning", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cluster", default="emu")
     parser.add_argument("--keep", action="store_true", help="no teardown first: provision the cluster as it is")

@@ -1,4 +1,4 @@
-"""`python -m spillway validate-model --dry-run`: the benches it would run, checked against the bench's own
+"""`python -m experiments.validate_model --dry-run`: the benches it would run, checked against the bench's own
 parsers and the tiers inventory; nothing is run. The comparison itself on recorded runs."""
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from spillway import runner, validate_model
+from experiments import validate_model
+from spillway import runner
 from spillway.workloads import WorkloadError
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 RUNS = REPO / "tests" / "fixtures" / "runs"
 
 
@@ -21,7 +22,7 @@ def _bench_lines(text: str) -> list[list[str]]:
 
 
 def test_dry_run_prints_the_papers_four_sample_runs_and_three_targets():
-    done = subprocess.run([sys.executable, "-m", "spillway", "validate-model", "--dry-run"], cwd=REPO,
+    done = subprocess.run([sys.executable, "-m", "experiments.validate_model", "--dry-run"], cwd=REPO,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     benches = _bench_lines(done.stdout)

@@ -3,7 +3,7 @@
 import pytest
 
 from spillway import REPO
-from spillway.benchmarks.provisioning import TIMING, seconds_per_role
+from experiments.benchmarks.provisioning import TIMING, seconds_per_role
 
 LOG = (REPO / "tests/fixtures/ansible/provision-emu.log").read_text()
 

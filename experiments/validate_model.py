@@ -1,4 +1,4 @@
-"""`python -m spillway validate-model`: check the I/O-aware model against measurements on the emulated tiers.
+"""`python -m experiments.validate_model` (`make validate-model`): check the I/O-aware model against measurements on the emulated tiers.
 
 1. Profile as the I/O-aware model paper's §VI does (four sample runs): P=1 and P=2 with HDFS and the local dirs
    on the fast backend, then P=2 with the local dirs on the slow backend, then P=2 with HDFS on it; a fio sweep
@@ -227,6 +227,21 @@ def run(args: argparse.Namespace) -> int:
     runs = {role: [s.run_dir for s in plan.steps if s.role == role] for role in ("fio", "profile", "target")}
     text, _ = compare(runs["profile"], runs["target"], runs["fio"], args.min_stage_s)
     print(text)
-    print("\nreproduce this table: python -m spillway validate-model "
+    print("\nreproduce this table: python -m experiments.validate_model "
           + " ".join(f"--{role}-runs {','.join(p.name for p in paths)}" for role, paths in runs.items()))
     return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="experiments.validate_model", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_arguments(parser)
+    try:
+        return run(parser.parse_args(argv))
+    except (inventory_mod.InventoryError, workloads_mod.WorkloadError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """TeraSort per node with local disks against everything on a parallel file system, as the DataWarp paper compares.
 
-    python -m spillway.benchmarks.pfs_vs_local [--local emu] [--pfs pfs] [--rows 2000000] [--runs LOCAL PFS]
+    python -m experiments.benchmarks.pfs_vs_local [--local emu] [--pfs pfs] [--rows 2000000] [--runs LOCAL PFS]
 
 One bench of Spark TeraSort on each cluster at the same scale: `--local` keeps HDFS and the shuffle/spill dirs
 on each worker's own (emulated) disks, `--pfs` puts both on the shared GlusterFS volume (per-node directories
@@ -21,7 +21,7 @@ from analysis.tables import build_tables
 from emulation import cluster as emulated_cluster
 from emulation.config import load as load_emulation
 from spillway import REPO
-from spillway.benchmarks.monitoring_overhead import run_seconds
+from experiments.benchmarks.monitoring_overhead import run_seconds
 from spillway.inventory import load as load_inventory
 from spillway.runner import Bench
 
@@ -54,7 +54,7 @@ def stage_seconds(tables) -> pd.Series:
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="spillway.benchmarks.pfs_vs_local", description=__doc__,
+    parser = argparse.ArgumentParser(prog="experiments.benchmarks.pfs_vs_local", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--local", default="emu", help="cluster with HDFS and local dirs on the workers' disks")
     parser.add_argument("--pfs", default="pfs", help="cluster with HDFS and local dirs on the shared file system")

@@ -1,6 +1,6 @@
 """What monitoring costs a workload: the tiny Spark TeraSort with monitoring on and off, alternating.
 
-    python -m spillway.benchmarks.monitoring_overhead [--cluster local] [--pairs 3] [--rows 2000000]
+    python -m experiments.benchmarks.monitoring_overhead [--cluster local] [--pairs 3] [--rows 2000000]
 
 Each pair runs the same bench twice on the same cluster, once with Prometheus, node_exporter, the Pushgateway,
 the JMX exporters and the Spark metrics servlet running, once with all of them stopped (MONITORING=0 re-provisions
@@ -39,7 +39,7 @@ def one_bench(cluster, monitoring, rows):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="spillway.benchmarks.monitoring_overhead", description=__doc__,
+    parser = argparse.ArgumentParser(prog="experiments.benchmarks.monitoring_overhead", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cluster", default="local")
     parser.add_argument("--pairs", type=int, default=3)
