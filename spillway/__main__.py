@@ -9,7 +9,9 @@ from spillway.workloads import WorkloadError
 
 
 def cmd_bench(args):
-    from spillway.runner import DEFAULT_WORKLOADS, PLAN_OPTIONS, Bench
+    from spillway.plan import DEFAULT_WORKLOADS
+    from spillway.resume import PLAN_OPTIONS
+    from spillway.runner import Bench
     if args.resume:
         bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
                                            if option in args.given})

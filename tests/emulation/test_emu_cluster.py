@@ -13,7 +13,7 @@ from emulation.config import rate_bits
 from live_emu import CLUSTER, sh
 from spillway import REPO
 from spillway.inventory import load as load_inventory
-from spillway.runner import Tail
+from spillway.console import Tail
 
 pytestmark = pytest.mark.integration
 

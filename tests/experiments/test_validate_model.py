@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from experiments import validate_model
-from spillway import runner
+from spillway import inventory as inventory_mod, plan as runner_plan
 from spillway.workloads import WorkloadError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,10 +35,10 @@ def test_dry_run_prints_the_papers_four_sample_runs_and_three_targets():
                     ("hdfs=hdd,local=hdd", "2"), ("hdfs=ssd,local=ssd", "2"), ("hdfs=nvme,local=nvme", "2")]
     assert all(o["--workloads"] == "terasort,tpch" and o["--params"] == "terasort.engine=spark" for o in options[1:])
     # what the bench itself makes of each: one placement of the tiers inventory, the cores it sweeps
-    inventory = runner.inventory_mod.load("tiers")
+    inventory = inventory_mod.load("tiers")
     for o in options[1:]:
-        assert len(runner.placements(inventory, o["--placement"], "")) == 1
-        assert runner.parse_cores(o["--cores"])
+        assert len(runner_plan.placements(inventory, o["--placement"], "")) == 1
+        assert runner_plan.parse_cores(o["--cores"])
 
 
 def test_plan_refuses_what_the_cluster_or_bench_cannot_do():

@@ -2,7 +2,8 @@
 overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real."""
 import pytest
 
-from spillway.runner import Bench, parse_cores
+from spillway.plan import parse_cores
+from spillway.runner import Bench
 from spillway.workloads import WorkloadError
 
 
@@ -102,7 +103,7 @@ def test_monitoring_switch_takes_0_or_1_only(capsys):
 
 def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
     from spillway import inventory
-    from spillway.runner import emulation_record
+    from spillway.notices import emulation_record
     emu = inventory.load("emu")
     record = emulation_record(emu, inventory.storage_profiles(), emu.emulated_profiles())
     assert sorted(record["profiles"]) == ["hdd", "ssd"]
@@ -114,7 +115,7 @@ def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
 
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     from spillway import inventory
-    from spillway.runner import emulation_record
+    from spillway.notices import emulation_record
     pfs = inventory.load("pfs")
     record = emulation_record(pfs, inventory.storage_profiles(), pfs.emulated_profiles())
     # the bricks are emulated disks (glusterfs.brick, the storage role's default profile ssd): their throttle is listed

@@ -1,0 +1,26 @@
+"""What a run's manifest says of its emulation: the disk profiles used and, for emulated hosts, what they share."""
+
+
+def emulation_record(inventory, profiles, used):
+    """What of the run was emulated: the disk profiles used and, for a cluster of emulated hosts, the nodes."""
+    record = {"profiles": {p: profiles["profiles"][p] for p in used},
+              "limitations": list(profiles["limitations"]) if used else []}
+    hosts = inventory.emulation
+    if hosts:
+        # analysis reads the niceness: the cluster's own processes then count as niced CPU time
+        record["nodes"] = {"hosts": inventory.hosts, "nice": int(hosts.get("nice", 0)),
+                           "link_rate": str(hosts.get("link_rate", "1gbit")), "link_rates": hosts.get("link_rates") or {}}
+        record["limitations"].append(
+            f"The {len(inventory.hosts)} hosts are network namespaces on one machine (docs/emulated-cluster.md): they "
+            "share its CPUs, memory, page cache and disk; only their links (tc tbf, no latency or loss) and their "
+            f"disks' throttles are separate. Every process of the nodes ran at niceness {hosts.get('nice', 0)}.")
+        for name, backend in sorted(inventory.backends.items()):
+            if backend["kind"] == "pfs" and "glusterfs" in backend:
+                servers = ", ".join(inventory.groups.get("pfs_servers", []))
+                record["limitations"].append(
+                    f"Backend {name} is a GlusterFS volume the harness built over {servers}, emulated hosts whose "
+                    "bricks are emulated disks of their own (glusterfs.brick profile, docs/pfs.md): a parallel file "
+                    "system's data path (FUSE client, network, striping over servers), not its hardware. Its "
+                    "workers have no block device for it: their iostat and block traces are absent; the servers' "
+                    "brick disks are traced, and gluster-profile records each brick's file operations.")
+    return record

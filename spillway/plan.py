@@ -1,0 +1,62 @@
+"""A bench's plan: the workload runs (sweep points x placements x executor cores x repetitions), validated before
+anything is touched, and the steps each one has."""
+from dataclasses import dataclass
+
+from spillway import workloads as workloads_mod
+
+# The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
+DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
+
+
+@dataclass
+class Instance:
+    """One workload run: a sweep point of a workload under one placement and core count, one repetition."""
+    workload: workloads_mod.Workload
+    id: str
+    params: dict
+    placement: dict
+    executor_cores: int | None  # None: the cluster's spark-defaults
+    repetition: int  # 0 = the discarded warm-up
+
+    @property
+    def warmup(self):
+        return self.repetition == 0
+
+
+def placements(inventory, placement, backends):
+    """The placements a bench runs under: the inventory's, one given as `hdfs=a,local=b`, or `matrix`:
+    HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper)."""
+    names = workloads_mod.parse_list(backends, inventory.backends)
+    unknown = [b for b in names if b not in inventory.backends]
+    if unknown:
+        raise workloads_mod.WorkloadError(
+            f"BACKENDS: {', '.join(unknown)} not defined in inventory '{inventory.name}'; its backends: "
+            f"{', '.join(inventory.backends)}")
+    if not placement:
+        return [dict(inventory.placement)]
+    if placement == "matrix":
+        return [{"hdfs": h, "local": loc} for h in names for loc in names]
+    chosen = dict(item.split("=", 1) for item in placement.split(",") if "=" in item)
+    if set(chosen) != {"hdfs", "local"} or any(b not in inventory.backends for b in chosen.values()):
+        raise workloads_mod.WorkloadError(
+            f"PLACEMENT: '{placement}' is not 'matrix' or 'hdfs=<backend>,local=<backend>' with backends of "
+            f"inventory '{inventory.name}' ({', '.join(inventory.backends)})")
+    return [chosen]
+
+
+def parse_cores(text):
+    """CORES='1,2' -> [1, 2]; empty -> [None] (the cluster's executor sizing)."""
+    if not text:
+        return [None]
+    try:
+        cores = [int(c) for c in workloads_mod.parse_list(text, ())]
+    except ValueError:
+        raise workloads_mod.WorkloadError(f"CORES: '{text}' is not a comma-separated list of integers") from None
+    if any(c < 1 for c in cores):
+        raise workloads_mod.WorkloadError(f"CORES: '{text}': every value must be 1 or more")
+    return cores
+
+
+def steps_with_commands(workload, params):
+    """The workload's steps that have commands for these parameters, in order."""
+    return [step for step in workloads_mod.STEPS if workload.commands(step, params)]
