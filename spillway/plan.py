@@ -60,3 +60,30 @@ def parse_cores(text):
 def steps_with_commands(workload, params):
     """The workload's steps that have commands for these parameters, in order."""
     return [step for step in workloads_mod.STEPS if workload.commands(step, params)]
+
+
+def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line):
+    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, repetition
+    (the warm-up first). Each id names the point and what varies across the bench (docs/run-directory.md)."""
+    runs = []
+    for place in placement_list:
+        for workload in chosen:
+            overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
+            for sweep_id, params in workload.instances(scale, overrides):
+                for cores_value in cores:
+                    base = sweep_id
+                    if len(placement_list) > 1:
+                        base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
+                    if cores_value is not None:
+                        base += f"-p{cores_value}"
+                    for rep in range(0 if warmup else 1, repeat + 1):
+                        wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
+                        runs.append(Instance(workload, wid, params, place, cores_value, rep))
+    return runs
+
+
+def count_steps(runs):
+    """Progress steps of a bench: per placement provision and facts; per workload run begin, its steps and end;
+    and the report."""
+    return 2 * len({tuple(sorted(r.placement.items())) for r in runs}) + 1 + sum(
+        2 + len(steps_with_commands(r.workload, r.params)) for r in runs)

@@ -18,7 +18,8 @@ from spillway.console import Tail, indent, say
 from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
 from spillway.notices import emulation_record
-from spillway.plan import Instance, parse_cores, placements, steps_with_commands
+from spillway import plan as plan_mod
+from spillway.plan import parse_cores, placements, steps_with_commands
 from spillway.resume import Resuming
 from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
 from spillway.stopping import StopSignals, stop_signals_interrupt
@@ -69,26 +70,12 @@ class Bench(Resuming):
         workloads_mod.check_overrides(chosen, from_command_line, "PARAMS")
         self.overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in
                                                                          from_command_line.items()}}
-        self.instances = []
-        for place in self.placements:
-            for workload in chosen:
-                overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
-                for sweep_id, params in workload.instances(self.scale, overrides):
-                    for cores_value in self.cores:
-                        base = sweep_id
-                        if len(self.placements) > 1:
-                            base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
-                        if cores_value is not None:
-                            base += f"-p{cores_value}"
-                        for rep in range(0 if self.warmup else 1, self.repeat + 1):
-                            wid = f"{base}-warmup" if rep == 0 else (base if self.repeat == 1 else f"{base}-r{rep}")
-                            self.instances.append(Instance(workload, wid, params, place, cores_value, rep))
+        self.instances = plan_mod.workload_runs(chosen, self.scale, self.placements, self.cores, self.repeat,
+                                                self.warmup, from_inventory, from_command_line)
         self._count_steps(self.instances)
 
     def _count_steps(self, instances):
-        # per placement: provision, facts; per workload run: begin, its steps, end; and the report
-        self.total_steps = 2 * len({tuple(sorted(i.placement.items())) for i in instances}) + 1 + sum(
-            2 + len(steps_with_commands(i.workload, i.params)) for i in instances)
+        self.total_steps = plan_mod.count_steps(instances)
 
     # -- helpers ---------------------------------------------------------------------------------
     def _spillway_root(self):
