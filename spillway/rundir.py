@@ -90,7 +90,8 @@ def resumable_manifest(path):
                                                   and (REPO / "workloads" / w / "workload.yml").is_file()
                                                   for w in workloads):
         refuse("parameters.workloads", "not a list of the names of folders of workloads/")
-    if not isinstance(parameters.get("scale", "tiny"), str) or not PLAIN_NAME.fullmatch(parameters.get("scale", "tiny")):
+    scale = parameters.get("scale", "tiny")
+    if not isinstance(scale, str) or not PLAIN_NAME.fullmatch(scale):
         refuse("parameters.scale", "not a plain scale name")
     return manifest
 

@@ -20,7 +20,6 @@ TYPES = {"int": int, "float": (int, float), "str": str, "bool": bool}
 # A workload run's id names folders of the run directory on every host and reaches Ansible and the shell: it is made
 # of a workload name and sweep values, each of which must be a word of this alphabet (docs/safety.md).
 SAFE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,63}")
-SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,199}")
 # `format: path` parameters (docs/workloads.md): empty, an absolute local path or an hdfs:// URI, of characters no
 # shell or URI parser treats specially; no `..` component.
 PATH_VALUE = re.compile(r"(hdfs://[A-Za-z0-9._-]*(:[0-9]+)?)?/[A-Za-z0-9_.+,=@%/-]*")
