@@ -77,7 +77,8 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
 def stop_process_group(proc, grace_s=STOP_GRACE_S):
     """Ctrl-C to the process group `proc` leads, as a terminal would send it; SIGKILL to the group if it has not
     ended within `grace_s`. Then SIGTERM to what it had started in process groups of their own and is still running
-    (a workload command under timeout(1), which makes its own group), so that no step outlives the bench."""
+    (Ansible's workers, each in a session of its own; a command under timeout(1)). A workload command that starts
+    after this snapshot, or runs on another host, is ended by its run's record (playbooks/workload-end.yml)."""
     started = descendants(proc.pid)
     for sig, wait_s in ((signal.SIGINT, grace_s), (signal.SIGKILL, 10)):
         try:
