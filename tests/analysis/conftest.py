@@ -22,7 +22,12 @@ def recorded(pattern: str, who: str = "the collectors helper") -> Path:
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """A run directory assembled from the recorded fixtures (what the runner's fetch would lay out)."""
-    run = tmp_path / "20261121-165000-local"
+    return assemble_run(tmp_path)
+
+
+def assemble_run(folder: Path) -> Path:
+    """The recorded fixtures laid out as a run directory under `folder` (what the runner's fetch would write)."""
+    run = folder / "20261121-165000-local"
     host = run / "raw" / "vm"
     fio_dir = host / "workload" / "fio-sweep"
     fio_dir.mkdir(parents=True)
