@@ -4,6 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .stages import IDENTITY_ORDER, STAGE_IDENTITY, with_application_order, with_identity
+
 _BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
 
 
@@ -167,21 +169,15 @@ def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
 def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.DataFrame:
     """Stage seconds against executor cores per node (P), medians over measured repetitions.
 
-    A stage is matched across runs by its identity (analysis.models.iomodel.STAGE_IDENTITY: application order
-    within the workload run, job group, name, task count, rank by bytes moved), not by its stage id: TPC-H
-    submits a query's broadcast scans from concurrent threads, so their ids differ from run to run. `stage_id`
-    is the stage's id in the first workload run that has it."""
-    from .models.iomodel import IDENTITY_ORDER, STAGE_IDENTITY, with_identity  # the model imports this module
-
+    A stage is matched across runs by its identity (analysis.stages), not by its stage id. `stage_id` is the
+    stage's id in the first workload run that has it."""
     runs = measured_runs(workloads)
     columns = CONFIG_COLUMNS + ["app", "stage_id", "name", "median", "min", "max", "runs"]
     if runs.empty or stages.empty or "stage_id" not in stages:
         return pd.DataFrame(columns=columns)
     defaults = {"job_group": "", "num_tasks": 0, **{c: 0.0 for c in IDENTITY_ORDER if c != "submitted_ms"}}
     stages = stages.assign(**{c: v for c, v in defaults.items() if c not in stages})
-    first = stages.groupby(["workload_id", "app_id"])["submission_time_ms"].min().reset_index()
-    first["app"] = first.groupby("workload_id")["submission_time_ms"].rank(method="dense").astype(int)
-    attempts = stages.merge(first[["workload_id", "app_id", "app"]], on=["workload_id", "app_id"])
+    attempts = with_application_order(stages)
     # a retried stage counts with all its attempts' time
     per_stage = attempts.groupby(["workload_id", "app", "stage_id", "name"], dropna=False).agg(
         duration_s=("duration_s", "sum"), num_tasks=("num_tasks", "max"), job_group=("job_group", "first"),

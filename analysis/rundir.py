@@ -79,7 +79,7 @@ class RawOutput:
     path: Path
 
 
-def _real_subdirectories(folder: Path) -> list[Path]:
+def real_subdirectories(folder: Path) -> list[Path]:
     """The directories in `folder`, symbolic links left out (the analysis never follows them: see symlinks)."""
     try:
         with os.scandir(folder) as entries:
@@ -93,11 +93,11 @@ def raw_outputs(run_dir: Path, source: str) -> Iterator[RawOutput]:
     raw = Path(run_dir) / "raw"
     if raw.is_symlink():
         return
-    for host_dir in _real_subdirectories(raw):
+    for host_dir in real_subdirectories(raw):
         source_dir = host_dir / source
         if source_dir.is_symlink():
             continue
-        for workload_dir in _real_subdirectories(source_dir):
+        for workload_dir in real_subdirectories(source_dir):
             yield RawOutput(host_dir.name, source, workload_dir.name, workload_dir)
 
 

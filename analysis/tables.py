@@ -16,15 +16,15 @@ import pyarrow as pa
 
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
-                      pfs_client, prometheus)
-from .rundir import RawOutput, read_manifest, raw_outputs, symlinks
+                      pfs_client, prometheus, storage)
+from .rundir import RawOutput, raw_outputs, read_manifest, real_subdirectories, symlinks
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
                "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client",
-               "prometheus_series", "steps", "workloads", "sources")
+               "prometheus_series", "host_cpu", "devices", "steps", "workloads", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -152,6 +152,7 @@ TEXT_COLUMNS = {
     "gluster_block_sizes": ("volume", "brick_host", "brick_path"),
     "pfs_client": ("backend", "fstype", "mount", "counter", "unit"),
     "prometheus_series": None,
+    "host_cpu": (),
 }
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal", "boolean")
 
@@ -193,8 +194,8 @@ def _fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
 
 
 def _iostat_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
-    frame, info = iostat.parse_iostat_json(path)
-    return {"iostat": frame}, "repaired: iostat was stopped mid-report" if info["truncated"] else ""
+    disks, cpu, info = iostat.parse_iostat_tables(path)
+    return {"iostat": disks, "host_cpu": cpu}, "repaired: iostat was stopped mid-report" if info["truncated"] else ""
 
 
 def _jhist_jobs(path: Path) -> pd.DataFrame:
@@ -290,12 +291,14 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     for file in (sorted(archives.glob("*.json")) if not archives.is_symlink() else []):
         acc.parse_many(RawOutput("", "prometheus", file.stem, file.with_suffix("")), file, _prometheus_tables,
                        counted="prometheus_series")
+    storage_by_host = _storage_records(run_dir, acc)
     acc.refused_links(run_dir)
 
     reading = read_manifest(run_dir)
     manifest = reading.manifest
     tables = {name: _concat(frames) for name, frames in acc.frames.items() if name != "sources"}
     tables["prometheus_series"] = tables["prometheus_series"].drop(columns="host")
+    tables["devices"] = storage.devices_table(storage_by_host, manifest)
     tables["steps"] = manifest_parser.steps_table(manifest)
     tables["workloads"] = manifest_parser.workloads_table(manifest)
     if reading.status not in ("ok", "missing"):
@@ -305,6 +308,26 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
                                "rows": len(tables["steps"]) + len(tables["workloads"])})
     tables["sources"] = pd.DataFrame(acc.sources, columns=SOURCE_COLUMNS)
     return tables
+
+
+def _storage_records(run_dir: Path, acc: _Collector) -> dict[str, dict]:
+    """host -> its raw/<host>/storage.json, for each host that has one; `sources` says how each read went."""
+    records, raw = {}, Path(run_dir) / "raw"
+    for host_dir in real_subdirectories(raw) if not raw.is_symlink() else []:
+        file = host_dir / "storage.json"
+        if not os.path.lexists(file):
+            continue
+        entry = {"host": host_dir.name, "source": "storage", "workload_id": "", "file": f"{host_dir.name}/storage.json",
+                 "status": "ok", "rows": 0, "message": ""}
+        try:
+            records[host_dir.name] = storage.read_storage(file)
+            entry["rows"] = len(records[host_dir.name].get("backends") or {})
+        except safeio.Refused as error:
+            entry.update(status="refused", message=str(error)[:500])
+        except (OSError, ValueError) as error:
+            entry.update(status="error", message=f"{type(error).__name__}: {error}"[:500])
+        acc.sources.append(entry)
+    return records
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -139,7 +139,7 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
     from analysis.models import iomodel
 
     min_stage_s = iomodel.MIN_STAGE_S if min_stage_s is None else min_stage_s
-    bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs], search_results=False)
+    bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs])
     profile = [c for run in profile_runs for c in iomodel.configurations(run)]
     targets = [c for run in target_runs for c in iomodel.configurations(run)]
     lines, rows = iomodel.load_notes(profile, targets), []
@@ -150,9 +150,8 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
             target = iomodel.Target(*target_key)
             if all((c.hdfs, c.local, c.cores, c.nodes) == target_key for c in profile_configs):
                 continue   # a backend is not its own validation
-            joined = iomodel.with_errors(iomodel.predict(models, target, bandwidths),
-                                         iomodel.measured_stage_times(targets, target))
-            summary = iomodel.error_summary(joined, min_stage_s)
+            evaluation = iomodel.evaluate(profile_configs, target, bandwidths, targets, min_stage_s, models=models)
+            joined, summary = evaluation.stages, evaluation.summary
             lines.append(f"\n-- profile {label} -> {target.label} (stage ids of the measured run)")
             lines.append(f"{'workload':<22} {'stage':<10} {'group name':<40} {'predicted':>11} {'measured':>11} {'error':>9}  bound")
             for r in joined.to_dict("records"):

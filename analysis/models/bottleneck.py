@@ -17,7 +17,8 @@ import math
 
 import pandas as pd
 
-from .iomodel import STAGE_IDENTITY, Bandwidths, Configuration, StageModel, io_terms
+from ..stages import STAGE_IDENTITY
+from .iomodel import Bandwidths, Configuration, StageModel, io_terms
 
 RESOURCES = ("cpu", "disk", "network")
 # A node's network when nothing says otherwise: 10 Gb/s, the I/O-aware paper's cluster (Table I).

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..rundir import load_manifest, resolve_run_dir
+from .. import devices
+from ..rundir import resolve_run_dir
 from . import iomodel
 
 
@@ -22,7 +23,8 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     if not configs:
         raise PredictError(f"{run_dir}: no measured workload run with Spark stages to fit the model on")
     try:
-        hdfs, local = iomodel.parse_target(to, iomodel.profile_map(load_manifest(run_dir)))
+        profiles = devices.backend_profiles(iomodel.run_tables(run_dir, ("devices",))["devices"])
+        hdfs, local = iomodel.parse_target(to, profiles)
     except ValueError as error:
         raise PredictError(str(error)) from None
     common_cores = Counter(c.cores for c in configs).most_common(1)[0][0]
@@ -32,19 +34,18 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     same = [c for c in configs if (c.hdfs, c.local, c.cores, c.nodes) == (target.hdfs, target.local, target.cores,
                                                                             target.nodes)]
     profile = [c for c in configs if c not in same] or configs
+    measured_configs = same + [c for d in extra_dirs for c in iomodel.configurations(d)]
     try:
-        models = iomodel.fit(profile, bandwidths)
-        predicted = iomodel.predict(models, target, bandwidths)
+        result = iomodel.evaluate(profile, target, bandwidths, measured_configs)
     except KeyError as error:
         raise PredictError(f"--to {to}: {error.args[0]}") from None
-    measured_configs = same + [c for d in extra_dirs for c in iomodel.configurations(d)]
-    joined = iomodel.with_errors(predicted, iomodel.measured_stage_times(measured_configs, target))
     loaded = iomodel.left_out_under_load(profile)
-    return {"target": target, "models": models, "stages": joined, "in_sample": profile is configs and bool(same),
+    return {"target": target, "models": result.models, "stages": result.stages,
+            "in_sample": profile is configs and bool(same),
             "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile
                                if not any(c is x for x in loaded)}),
             "load_notes": iomodel.load_notes(profile, measured_configs),
-            "summary": iomodel.error_summary(joined)}
+            "summary": result.summary}
 
 
 def render_text(result: dict) -> str:

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .. import metrics
+from .. import devices, metrics, safeio
 from ..parsers.manifest import workloads_table
 from ..rundir import load_manifest
-from .. import safeio
+from ..stages import STAGE_IDENTITY, STAGE_KEY, with_application_order, with_identity
 from ..tables import build_tables, read_table
 
 PROFILES_FILE = Path(__file__).resolve().parents[2] / "inventories" / "storage-profiles.yml"
@@ -43,14 +43,6 @@ PATHS = {
 }
 ROLES = ("hdfs", "local")
 DIRECTIONS = ("read", "write")
-# A stage attempt's rows within one run (attempts are summed under it).
-STAGE_KEY = ["app", "stage_id", "name"]
-# A stage across runs. Stage ids are not deterministic: TPC-H submits a query's broadcast stages from
-# concurrent threads, so the same scan gets another id in another run. What the stage is does not change:
-# its application (by start order), job group (TPC-H's query), call site, task count, and among stages equal
-# in all of these, its rank by what it read and wrote (ties: submission order).
-STAGE_IDENTITY = ["app", "job_group", "name", "num_tasks", "ordinal"]
-IDENTITY_ORDER = ["input_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "output_bytes", "submitted_ms"]
 # Below this measured time a stage is mostly scheduling and JVM warm-up (TPC-H SF 0.1: 40-300 ms stages whose
 # jitter alone is tens of percent); the error figures are also given over the stages at or above it.
 MIN_STAGE_S = 1.0
@@ -190,29 +182,18 @@ class Configuration:
         return f"hdfs={self.hdfs} local={self.local} P={self.cores} N={self.nodes}"
 
 
-MODEL_TABLES = ("stages", "spark_executors", "block_requests")
+MODEL_TABLES = ("stages", "spark_executors", "block_requests", "devices", "host_cpu")
 
 
-def run_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
+def run_tables(run_dir: Path, names: tuple[str, ...] = MODEL_TABLES) -> dict[str, pd.DataFrame]:
     """The tables the model reads; parsed in memory from raw/ when one is missing (never written from here)."""
-    paths = {name: run_dir / "tables" / f"{name}.parquet" for name in MODEL_TABLES}
+    paths = {name: run_dir / "tables" / f"{name}.parquet" for name in names}
     if all(path.exists() for path in paths.values()):
         try:
             return {name: read_table(path) for name, path in paths.items()}
         except (safeio.Refused, OSError, ValueError):       # a damaged or planted table: parse raw/ instead
             pass
     return build_tables(run_dir)
-
-
-def profile_map(manifest: dict) -> dict[str, str]:
-    """Backend name -> storage profile (a real mount keeps its name)."""
-    backends = (manifest.get("storage") or {}).get("backends") or {}
-    return {name: (spec or {}).get("profile") or name for name, spec in backends.items()}
-
-
-def _device_backends(run_dir: Path, manifest: dict) -> dict[tuple[str, str], str]:
-    from ..report import device_backends  # the report owns the storage.json reading
-    return device_backends(run_dir, manifest)
 
 
 def _nodes(manifest: dict, executors: pd.DataFrame) -> int:
@@ -241,9 +222,8 @@ def stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
     table's row indexes of its attempts."""
     if stages.empty:
         return pd.DataFrame(columns=STAGE_KEY + STAGE_IDENTITY)
-    first = stages.groupby("app_id")["submission_time_ms"].min().rank(method="dense").astype(int)
     groups = stages["job_group"].fillna("") if "job_group" in stages else ""
-    frame = stages.assign(app=stages["app_id"].map(first), row=stages.index, job_group=groups)
+    frame = with_application_order(stages.assign(row=stages.index, job_group=groups))
     sums = {c: (c, "sum") for c in ("duration_s", "executor_run_time_s", "executor_cpu_time_s",
                                    "shuffle_remote_bytes_read", *{p[0] for p in PATHS.values()})}
     grouped = frame.groupby(STAGE_KEY, dropna=False).agg(num_tasks=("num_tasks", "max"),
@@ -251,15 +231,6 @@ def stage_rows(stages: pd.DataFrame) -> pd.DataFrame:
                                                           submitted_ms=("submission_time_ms", "min"),
                                                           rows=("row", list), **sums)
     return with_identity(grouped.reset_index()).sort_values(["app", "submitted_ms"], ignore_index=True)
-
-
-def with_identity(rows: pd.DataFrame) -> pd.DataFrame:
-    """`ordinal`: the rank of each stage among the stages of its run with the same application, job group,
-    name and task count, ordered by IDENTITY_ORDER (so the identity does not depend on stage ids)."""
-    rows = rows.assign(num_tasks=rows["num_tasks"].fillna(0).astype(int), job_group=rows["job_group"].fillna(""))
-    ranked = rows.sort_values(IDENTITY_ORDER + ["stage_id"], kind="stable")
-    ordinal = ranked.groupby(["app", "job_group", "name", "num_tasks"], dropna=False).cumcount()
-    return rows.assign(ordinal=ordinal.reindex(rows.index).astype(int))
 
 
 def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple[str, str], str]) -> pd.DataFrame:
@@ -285,23 +256,15 @@ def _device_io(rows: pd.DataFrame, attributed: pd.DataFrame, devices: dict[tuple
     return out
 
 
-def foreign_cpu_pct(run_dir: Path, workload_id: str, manifest: dict | None = None) -> float:
+def foreign_cpu_pct(host_cpu: pd.DataFrame, workload_id: str, manifest: dict) -> float:
     """Mean share (%) of the hosts' CPU that niced processes took while the workload ran (iostat's avg-cpu
-    `nice`, every sample of every host); NaN when no host recorded iostat JSON for it. `manifest`: the run's,
-    when the caller has read it already."""
-    from ..parsers.iostat import read_samples
-    manifest = load_manifest(Path(run_dir)) if manifest is None else manifest
+    `nice`, every sample of every host: the host_cpu table); NaN when no host recorded it."""
     if ((manifest.get("emulation") or {}).get("nodes") or {}).get("nice"):
         return float("nan")  # an emulated cluster niced its own processes: the niced share is the workload's
-    shares = []
-    for path in sorted(Path(run_dir).glob(f"raw/*/iostat/{workload_id}/iostat.json")):
-        try:
-            _host, samples, _cut = read_samples(safeio.read_text(path, "iostat", errors="replace"))
-            shares += [float(s["avg-cpu"]["nice"]) for s in samples
-                       if isinstance(s, dict) and isinstance(s.get("avg-cpu"), dict) and "nice" in s["avg-cpu"]]
-        except (safeio.Refused, OSError, ValueError, TypeError):   # the tables' `sources` say what is wrong with it
-            continue
-    return float(np.mean(shares)) if shares else float("nan")
+    if host_cpu.empty or "nice_pct" not in host_cpu:
+        return float("nan")
+    shares = host_cpu.loc[host_cpu["workload_id"] == workload_id, "nice_pct"].dropna()
+    return float(shares.mean()) if not shares.empty else float("nan")
 
 
 def configurations(run_dir: Path) -> list[Configuration]:
@@ -313,9 +276,8 @@ def configurations(run_dir: Path) -> list[Configuration]:
     stages, executors, requests = tables["stages"], tables["spark_executors"], tables["block_requests"]
     if stages.empty or workloads.empty:
         return []
-    profiles = profile_map(manifest)
+    profiles = devices.backend_profiles(tables["devices"])
     nodes = _nodes(manifest, executors)
-    by_device = _device_backends(run_dir, manifest)
     run_id = manifest.get("run_id") or run_dir.name
     configs = []
     for w in workloads.itertuples():
@@ -325,15 +287,15 @@ def configurations(run_dir: Path) -> list[Configuration]:
         traced = not requests.empty and (requests["workload_id"] == w.workload_id).any()
         attributed = metrics.attribute_requests_to_stages(requests[requests["workload_id"] == w.workload_id], mine) \
             if traced else pd.DataFrame()
-        devices = {(host, role): device for role in ROLES for (host, device), backend in by_device.items()
-                   if backend == getattr(w, f"placement_{role}")}
-        rows = _device_io(stage_rows(mine), attributed, devices)
+        on_role = {(host, role): device for role in ROLES
+                   for host, device in devices.role_devices(tables["devices"], getattr(w, f"placement_{role}")).items()}
+        rows = _device_io(stage_rows(mine), attributed, on_role)
         configs.append(Configuration(
             run_id=run_id, workload_id=w.workload_id, workload=w.workload, sweep=w.sweep or "",
             hdfs=profiles.get(w.placement_hdfs, w.placement_hdfs), local=profiles.get(w.placement_local, w.placement_local),
             cores=_cores(w.executor_cores, executors, w.workload_id, nodes), nodes=nodes,
             run_s=float(w.run_s) if pd.notna(w.run_s) else float("nan"), stages=rows, traced=bool(traced),
-            foreign_cpu_pct=foreign_cpu_pct(run_dir, w.workload_id, manifest)))
+            foreign_cpu_pct=foreign_cpu_pct(tables["host_cpu"], w.workload_id, manifest)))
     return configs
 
 
@@ -358,22 +320,16 @@ def load_notes(profile: list[Configuration], measured: list[Configuration] = ())
     return notes
 
 
-def bandwidths_for(run_dirs: list[Path], search_results: bool = True) -> Bandwidths:
-    """fio curves from the given runs first, then (search_results) from the newest run under results/ that
-    swept each profile."""
-    from ..rundir import RESULTS_DIR
+def bandwidths_for(run_dirs: list[Path]) -> Bandwidths:
+    """fio curves from the given runs, the first run that swept a profile first; the storage profiles' caps for the
+    others. Only the runs named: a prediction is a function of its inputs, never of what else lies in results/."""
     bandwidths = Bandwidths()
-    candidates = list(run_dirs)
-    if search_results:
-        candidates += sorted((p for p in RESULTS_DIR.glob("*") if (p / "tables" / "fio.parquet").exists()), reverse=True)
-    for run_dir in candidates:
-        path = Path(run_dir) / "tables" / "fio.parquet"
-        if path.exists():
-            try:
-                fio = read_table(path)
-            except (safeio.Refused, OSError, ValueError):    # another run's damaged table: not a source of curves
-                continue
-            bandwidths.add_fio(fio, profile_map(load_manifest(Path(run_dir))), f"fio sweep of run {Path(run_dir).name}")
+    for run_dir in map(Path, run_dirs):
+        try:
+            tables = run_tables(run_dir, ("fio", "devices"))
+        except (safeio.Refused, OSError, ValueError):    # a damaged run: not a source of curves
+            continue
+        bandwidths.add_fio(tables["fio"], devices.backend_profiles(tables["devices"]), f"fio sweep of run {run_dir.name}")
     return bandwidths
 
 
@@ -682,6 +638,26 @@ def error_summary(joined: pd.DataFrame, min_stage_s: float = MIN_STAGE_S) -> dic
                      "all": error_figures(group), "long": error_figures(group[group["measured_s"] >= min_stage_s])})
     summary["workloads"] = apps
     return summary
+
+
+@dataclass
+class Evaluation:
+    """The model fitted on `profile`, its prediction of one target and how far off it was."""
+
+    models: dict             # (workload, sweep) -> [StageModel]
+    stages: pd.DataFrame     # predict() joined with the measured stage times (with_errors)
+    summary: dict            # error_summary
+
+
+def evaluate(profile: list[Configuration], target: Target, bandwidths: Bandwidths,
+             measured: list[Configuration] = (), min_stage_s: float = MIN_STAGE_S,
+             models: dict | None = None) -> Evaluation:
+    """Fit on `profile` (or take `models` fitted already), predict `target`, compare with the `measured`
+    configurations of exactly that target: the one fit -> predict -> errors -> summary of every caller (the
+    report's model section, `predict`, experiments/validate_model)."""
+    models = fit(profile, bandwidths) if models is None else models
+    joined = with_errors(predict(models, target, bandwidths), measured_stage_times(list(measured), target))
+    return Evaluation(models, joined, error_summary(joined, min_stage_s))
 
 
 def to_json(predicted: pd.DataFrame, summary: dict, target: Target, models: dict, profile_runs: list[str]) -> str:

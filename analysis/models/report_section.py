@@ -38,8 +38,8 @@ def model_section(run_dir: Path) -> dict:
         models = iomodel.fit(others or [config], bandwidths)
         target = iomodel.Target(config.hdfs, config.local, config.cores, config.nodes)
         repeats = [c for c in configs if _same(c, config)]
-        joined = iomodel.with_errors(iomodel.predict({config.key: models[config.key]}, target, bandwidths),
-                                     iomodel.measured_stage_times(repeats, target))
+        evaluation = iomodel.evaluate([], target, bandwidths, repeats, models={config.key: models[config.key]})
+        joined = evaluation.stages
         own = iomodel.fit(repeats, bandwidths)[config.key]
         limits = bottleneck.stage_bottlenecks(config, own, bandwidths)
         merged = joined.merge(limits.drop(columns=["measured_s", "stage_id"]),
@@ -55,7 +55,7 @@ def model_section(run_dir: Path) -> dict:
                          "ideal": " / ".join(iomodel.fmt(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
                          "bottleneck": resource if isinstance(resource, str) else "-",
                          "without": iomodel.fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
-        summary = iomodel.error_summary(joined)
+        summary = evaluation.summary
         tables.append({"workload_id": config.workload_id, "configuration": config.label, "rows": rows,
                        "basis": _basis(others),
                        "median": iomodel.fmt(summary.get("median_abs_error_pct"), "%", 1),

@@ -113,10 +113,23 @@ def _shape(value, depth: int = 2) -> str:
     return type(value).__name__ if isinstance(value, (dict, list)) else f"{json.dumps(value)[:40]}"
 
 
+# avg-cpu field -> host_cpu column (% of the host's CPU time in the interval)
+CPU_FIELDS = {"user": "user_pct", "nice": "nice_pct", "system": "system_pct", "iowait": "iowait_pct",
+              "steal": "steal_pct", "idle": "idle_pct"}
+CPU_COLUMNS = ["time", *CPU_FIELDS.values()]
+
+
 def parse_iostat_json(path: Path) -> tuple[pd.DataFrame, dict]:
     """(one row per sample and device, info {nodename, truncated, samples}) of one iostat.json."""
+    disks, _cpu, info = parse_iostat_tables(path)
+    return disks, info
+
+
+def parse_iostat_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
+    """(one row per sample and device, one row per sample of the host's avg-cpu, info {nodename, truncated,
+    samples}) of one iostat.json."""
     nodename, samples, truncated = read_samples(safeio.read_text(path, "iostat", errors="replace"))
-    rows = []
+    rows, cpu_rows = [], []
     for number, sample in enumerate(samples):
         if not isinstance(sample, dict) or not isinstance(sample.get("disk", []), list):
             raise ValueError(f"iostat JSON: sample {number} is not a sysstat sample ({_shape(sample, 1)})")
@@ -125,11 +138,18 @@ def parse_iostat_json(path: Path) -> tuple[pd.DataFrame, dict]:
         if not isinstance(sample["timestamp"], str):
             raise ValueError(f"iostat JSON: sample {number} has a timestamp of type {type(sample['timestamp']).__name__}")
         t = parse_timestamp(sample["timestamp"])
+        cpu = sample.get("avg-cpu")
+        if cpu is not None:
+            if not isinstance(cpu, dict) or not all(isinstance(cpu.get(f, 0), (int, float)) for f in CPU_FIELDS):
+                raise ValueError(f"iostat JSON: sample {number} has an avg-cpu that is not numbers ({_shape(cpu, 1)})")
+            cpu_rows.append({"time": t, **{column: float(cpu.get(field, float("nan")))
+                                           for field, column in CPU_FIELDS.items()}})
         for disk in sample.get("disk", []):
             if not isinstance(disk, dict) or not isinstance(disk.get("disk_device"), str):
                 raise ValueError(f"iostat JSON: sample {number} has a disk entry without a device name ({_shape(disk, 1)})")
             rows.append(_row(t, disk["disk_device"], disk))
-    return _frame(rows), {"nodename": nodename, "truncated": truncated, "samples": len(samples)}
+    return (_frame(rows), pd.DataFrame(cpu_rows, columns=CPU_COLUMNS),
+            {"nodename": nodename, "truncated": truncated, "samples": len(samples)})
 
 
 def _row(t: float, device: str, fields: dict) -> dict:

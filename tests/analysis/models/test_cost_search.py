@@ -12,7 +12,7 @@ RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 
 @pytest.fixture(scope="module")
 def models():
-    bandwidths = iomodel.bandwidths_for([RUNS / "fio-sweep"], search_results=False)
+    bandwidths = iomodel.bandwidths_for([RUNS / "fio-sweep"])
     return iomodel.fit(iomodel.configurations(RUNS / "terasort-hdd"), bandwidths)
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from analysis.models import iomodel
+from analysis.tables import build_tables
 
 REPO = Path(__file__).resolve().parents[3]
 RUNS = REPO / "tests" / "fixtures" / "runs"
@@ -30,17 +31,19 @@ def test_foreign_cpu_share_is_the_mean_nice_share_over_every_host_sample(tmp_pat
     _iostat(tmp_path / "raw" / "w1" / "iostat" / "tpch-p2" / "iostat.json", [30.0, 10.0])
     _iostat(tmp_path / "raw" / "w2" / "iostat" / "tpch-p2" / "iostat.json", [2.0])
     _iostat(tmp_path / "raw" / "w1" / "iostat" / "terasort-p2" / "iostat.json", [90.0])
-    assert iomodel.foreign_cpu_pct(tmp_path, "tpch-p2") == pytest.approx(14.0)
-    assert np.isnan(iomodel.foreign_cpu_pct(tmp_path, "kmeans-p2"))
+    host_cpu = build_tables(tmp_path)["host_cpu"]
+    assert iomodel.foreign_cpu_pct(host_cpu, "tpch-p2", {}) == pytest.approx(14.0)
+    assert np.isnan(iomodel.foreign_cpu_pct(host_cpu, "kmeans-p2", {}))
 
 
 
 def test_on_a_cluster_of_niced_emulated_nodes_the_niced_share_is_not_load(tmp_path):
     _iostat(tmp_path / "raw" / "worker1" / "iostat" / "terasort" / "iostat.json", [80.0])
-    (tmp_path / "manifest.json").write_text(json.dumps({"emulation": {"nodes": {"hosts": ["worker1"], "nice": 10}}}))
-    assert np.isnan(iomodel.foreign_cpu_pct(tmp_path, "terasort"))
-    (tmp_path / "manifest.json").write_text(json.dumps({"emulation": {"nodes": {"hosts": ["worker1"], "nice": 0}}}))
-    assert iomodel.foreign_cpu_pct(tmp_path, "terasort") == pytest.approx(80.0)
+    host_cpu = build_tables(tmp_path)["host_cpu"]
+    niced = {"emulation": {"nodes": {"hosts": ["worker1"], "nice": 10}}}
+    assert np.isnan(iomodel.foreign_cpu_pct(host_cpu, "terasort", niced))
+    not_niced = {"emulation": {"nodes": {"hosts": ["worker1"], "nice": 0}}}
+    assert iomodel.foreign_cpu_pct(host_cpu, "terasort", not_niced) == pytest.approx(80.0)
 
 
 def _loaded_copy(config: iomodel.Configuration, factor: float, share: float) -> iomodel.Configuration:
