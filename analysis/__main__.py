@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"analysis compare: {error}", file=sys.stderr)
                 return 2
         elif args.command == "predict":
-            from .models.cli import PredictError, main as predict_main
+            from .predict import PredictError, main as predict_main
             try:
                 print(predict_main(args.run, args.to, args.cores, args.nodes, args.json, args.measured))
             except PredictError as error:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .. import devices
-from ..rundir import resolve_run_dir
-from . import iomodel
+from . import devices
+from .rundir import resolve_run_dir
+from .models import iomodel
 
 
 class PredictError(ValueError):
