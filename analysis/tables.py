@@ -297,6 +297,10 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     reading = read_manifest(run_dir)
     manifest = reading.manifest
     tables = {name: _concat(frames) for name, frames in acc.frames.items() if name != "sources"}
+    # within the run directory, so that a copy of it elsewhere builds the same tables
+    logs = tables["spark_applications"]
+    if "log_path" in logs:
+        logs["log_path"] = logs["log_path"].map(lambda path: os.path.relpath(path, run_dir) if path else path)
     tables["prometheus_series"] = tables["prometheus_series"].drop(columns="host")
     tables["devices"] = storage.devices_table(storage_by_host, manifest)
     tables["steps"] = manifest_parser.steps_table(manifest)
