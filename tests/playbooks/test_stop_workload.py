@@ -3,7 +3,8 @@ harness's own record (the step environment), and nothing else is.
 
 Real processes, real Ansible (ad hoc, the module from role common's library, local connection): a workload command
 as workload-step.yml runs it (timeout(1) in a process group of its own, a shell loop that starts the next command
-when one ends) and decoys that differ in one value each: another run, another workload, another cluster root.
+when one ends) and decoys that differ in one value each: another run, another workload, another cluster root,
+a collector of the same run.
 """
 import json
 import os
@@ -15,7 +16,8 @@ from pathlib import Path
 from spillway import PLAYBOOKS, REPO
 
 RECORD = {"SPILLWAY_ROOT": "/var/lib/spillway-test-stop", "SPILLWAY_RUN_ID": "20261124-000000-local",
-          "SPILLWAY_WORKLOAD_ID": "fio-sweep"}
+          "SPILLWAY_WORKLOAD_ID": "fio-sweep",
+          "SPILLWAY_OUT": "/var/lib/spillway-test-stop/runs/20261124-000000-local/workload/fio-sweep"}
 # A step command: each sleep stands for one fio point; the loop starts the next one when a point ends.
 LOOP = "while true; do sleep 300; done"
 
@@ -51,7 +53,9 @@ def test_the_runs_processes_end_and_the_decoys_do_not():
     target = start(RECORD)
     decoys = [start({**RECORD, "SPILLWAY_RUN_ID": "20261124-000001-local"}),
               start({**RECORD, "SPILLWAY_WORKLOAD_ID": "fio-sweep-r2"}),
-              start({**RECORD, "SPILLWAY_ROOT": "/var/lib/spillway-other"})]
+              start({**RECORD, "SPILLWAY_ROOT": "/var/lib/spillway-other"}),
+              # a collector of the same workload run: the collectors' stop finishes its files
+              start({**RECORD, "SPILLWAY_OUT": "/var/lib/spillway-test-stop/runs/20261124-000000-local/iostat/fio-sweep"})]
     try:
         time.sleep(0.5)
         result = stop_workload(RECORD)

@@ -2,11 +2,11 @@
 """Stop what is left running of one workload run on this host, found by the harness's own record.
 
 Every process a workload step starts carries the step's environment (playbooks/workload-step.yml): SPILLWAY_ROOT,
-SPILLWAY_RUN_ID and SPILLWAY_WORKLOAD_ID. After a stopped bench (Ctrl-C, SIGTERM), its commands can outlive the
+SPILLWAY_RUN_ID, SPILLWAY_WORKLOAD_ID and SPILLWAY_OUT, the step's output folder (the collectors have another). After a stopped bench (Ctrl-C, SIGTERM), its commands can outlive the
 Ansible that started them: timeout(1) puts each in a process group of its own, and over SSH nothing tells the
 remote host that the controller has gone. This module ends exactly those processes: SIGTERM to each, then SIGKILL
-to what is still there after `grace_s`. A process without all three values (another run, another cluster, another
-workload, anything not the harness's) is never signalled. After a run that ended on its own it finds nothing and
+to what is still there after `grace_s`. A process without all four values (another run, another cluster, another
+workload, the collectors, anything not the harness's) is never signalled. After a run that ended on its own it finds nothing and
 changes nothing.
 """
 import os
@@ -60,8 +60,10 @@ def main():
         "workload_id": {"type": "str", "required": True},
         "grace_s": {"type": "float", "default": 10},
     }, supports_check_mode=True)
-    record = {"SPILLWAY_ROOT": module.params["spillway_root"], "SPILLWAY_RUN_ID": module.params["run_id"],
-              "SPILLWAY_WORKLOAD_ID": module.params["workload_id"]}
+    root, run_id, workload_id = (module.params[k] for k in ("spillway_root", "run_id", "workload_id"))
+    # SPILLWAY_OUT tells a step's command from the run's collectors, which carry the other three too
+    record = {"SPILLWAY_ROOT": root, "SPILLWAY_RUN_ID": run_id, "SPILLWAY_WORKLOAD_ID": workload_id,
+              "SPILLWAY_OUT": f"{root.rstrip('/')}/runs/{run_id}/workload/{workload_id}"}
     left = owned_processes(record)
     if not left or module.check_mode:
         module.exit_json(changed=bool(left), stopped=[], killed=[], found=sorted(set(left.values())))
@@ -75,11 +77,13 @@ def main():
         time.sleep(0.2)
         remaining = owned_processes(record)
     signal_all(remaining, signal.SIGKILL)
+    msg = (f"stopped {len(left)} process(es) of {module.params['workload_id']} left running: "
+           f"{', '.join(sorted(set(left.values())))}"
+           + (f"; killed after {module.params['grace_s']:g} s: {', '.join(sorted(set(remaining.values())))}"
+              if remaining else ""))
+    module.warn(msg)  # shown in the step's log without -v: what a stop left behind is worth reading
     module.exit_json(changed=True, stopped=sorted(set(left.values())), killed=sorted(set(remaining.values())),
-                     msg=f"stopped {len(left)} process(es) of {module.params['workload_id']} left running: "
-                         f"{', '.join(sorted(set(left.values())))}"
-                         + (f"; killed after {module.params['grace_s']:g} s: {', '.join(sorted(set(remaining.values())))}"
-                            if remaining else ""))
+                     msg=msg)
 
 
 if __name__ == "__main__":
