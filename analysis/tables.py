@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
-                      pfs_client, prometheus, storage)
+                      pfs_client, prometheus, storage, workload_results)
 from .rundir import RawOutput, raw_outputs, read_manifest, real_subdirectories, symlinks
 
 # Spark event log tables: EventLog attribute -> table name.
@@ -24,7 +24,8 @@ SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "sta
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
                "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client",
-               "prometheus_series", "host_cpu", "devices", "steps", "workloads", "sources")
+               "prometheus_series", "host_cpu", "workload_checks", "workload_samples", "devices", "steps", "workloads",
+               "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -153,6 +154,8 @@ TEXT_COLUMNS = {
     "pfs_client": ("backend", "fstype", "mount", "counter", "unit"),
     "prometheus_series": None,
     "host_cpu": (),
+    "workload_checks": ("step", "file", "problems", "detail"),
+    "workload_samples": ("metric", "unit", "metadata"),
 }
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal", "boolean")
 
@@ -238,6 +241,13 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     for raw in raw_outputs(run_dir, "workload"):
         for file in sorted(raw.path.glob("fio-*.json")):
             acc.parse_many(raw, file, _fio_tables, counted="fio")
+        # a workload that wrote no check or result file (TeraSort, fio-sweep) has no row in `sources` for them
+        checks, samples = workload_results.check_files(raw.path), workload_results.sample_files(raw.path)
+        if checks:
+            acc.parse("workload_checks", raw, checks[-1], lambda _path, raw=raw: workload_results.parse_checks(raw.path))
+        if samples:
+            acc.parse("workload_samples", raw, samples[-1],
+                      lambda _path, raw=raw: workload_results.parse_samples(raw.path))
     for raw in raw_outputs(run_dir, "iostat"):
         file = raw.path / "iostat.json"
         if os.path.lexists(file):

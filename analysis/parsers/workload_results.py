@@ -161,17 +161,22 @@ def _problems(value: Any) -> list[str]:
 def parse_samples(folder: Path) -> pd.DataFrame:
     """The numbers the workload's steps wrote into `folder` as samples (columns SAMPLE_COLUMNS; the module
     docstring lists them); an empty frame with those columns when there are none."""
-    folder = Path(folder)
     rows: list[dict] = []
-    for name, parse in (("prepare.json", _prepare_samples), ("query-times.csv", _query_time_samples),
-                        ("iterations.csv", _iteration_samples), ("model.json", _model_samples),
-                        ("validation.json", _validation_samples), ("md.metrics", _markduplicates_samples)):
-        path = folder / name
-        if os.path.lexists(path):
-            with _structure(path):
-                rows += [{"metric": metric, "value": value, "unit": unit, "metadata": _compact(metadata)}
-                         for metric, value, unit, metadata in parse(path)]
+    for path in sample_files(folder):
+        with _structure(path):
+            rows += [{"metric": metric, "value": value, "unit": unit, "metadata": _compact(metadata)}
+                     for metric, value, unit, metadata in _SAMPLE_PARSERS[path.name](path)]
     return _frame(rows, SAMPLE_COLUMNS, {"value": "float64"})
+
+
+def sample_files(folder: Path) -> list[Path]:
+    """The files of `folder` that parse_samples reads (symbolic links included: reading refuses them)."""
+    return [Path(folder) / name for name in SAMPLE_FILE_NAMES if os.path.lexists(Path(folder) / name)]
+
+
+def check_files(folder: Path) -> list[Path]:
+    """The files of `folder` that parse_checks reads."""
+    return [Path(folder) / name for _, name in CHECK_FILES if os.path.lexists(Path(folder) / name)]
 
 
 Sample = tuple[str, float, str, dict]
@@ -354,3 +359,10 @@ def _frame(rows: list[dict], columns: list[str], dtypes: dict[str, str]) -> pd.D
     for column in columns:
         frame[column] = frame[column].astype(dtypes.get(column, object))
     return frame
+
+
+# file name -> the samples it gives, in the order the steps write them
+_SAMPLE_PARSERS = {"prepare.json": _prepare_samples, "query-times.csv": _query_time_samples,
+                   "iterations.csv": _iteration_samples, "model.json": _model_samples,
+                   "validation.json": _validation_samples, "md.metrics": _markduplicates_samples}
+SAMPLE_FILE_NAMES = tuple(_SAMPLE_PARSERS)

@@ -1,8 +1,10 @@
 """tables: a run directory assembled from recorded fixtures -> tables/*.parquet."""
+import shutil
+
 import pandas as pd
 
 from analysis.tables import TABLE_NAMES, build_tables, read_tables, write_tables
-from conftest import add_pfs_recordings
+from conftest import FIXTURES, add_pfs_recordings
 
 
 def test_tables_of_a_run(run_dir):
@@ -81,3 +83,29 @@ def test_missing_data_carries_the_collectors_own_reason(run_dir):
     (source,) = build_tables(run_dir)["sources"].query("host == 'worker1'").itertuples()
     assert source.status == "missing"
     assert source.message == "no client-<backend>.start: 2026-11-22T05:16:00+0000 pfs: no Lustre client here"
+
+
+def test_workload_checks_and_samples_are_tables_of_every_workload_run(run_dir):
+    """The workloads' own check files and results (tests/fixtures/workload-results/, real runs) become the
+    workload_checks and workload_samples tables, one set of rows per workload run, with host and workload id;
+    a malformed one is a `sources` row and the others still count."""
+    recorded = FIXTURES / "workload-results"
+    for name in ("tpch", "kmeans", "gatk4-invalid"):
+        shutil.copytree(recorded / name, run_dir / "raw" / "vm" / "workload" / f"{name}-r1")
+    broken = run_dir / "raw" / "vm" / "workload" / "tpch-r2"
+    broken.mkdir()
+    (broken / "validation.json").write_text((recorded / "tpch" / "validation.json").read_text()[:40])
+    tables = build_tables(run_dir)
+    checks = tables["workload_checks"]
+    assert set(checks["workload_id"]) == {"tpch-r1", "kmeans-r1", "gatk4-invalid-r1"}
+    validate = checks[checks["step"] == "validate"].set_index("workload_id")
+    assert validate.loc["tpch-r1", "ok"] and not validate.loc["gatk4-invalid-r1", "ok"]
+    assert validate.loc["gatk4-invalid-r1", "problems"] != ""
+    samples = tables["workload_samples"]
+    tpch = samples[(samples["workload_id"] == "tpch-r1") & (samples["metric"] == "spark_query_time")]
+    assert len(tpch) > 1 and set(tpch["unit"]) == {"s"} and (tpch["value"] > 0).all()
+    assert set(samples["host"]) == {"vm"}
+    sources = tables["sources"].set_index(["workload_id", "file"])
+    # one row for the checks and one for the samples it should have given
+    assert sources.loc[("tpch-r2", "vm/workload/tpch-r2/validation.json"), "status"].tolist() == ["error", "error"]
+    assert "validation.json" in " ".join(sources.loc[("tpch-r2", "vm/workload/tpch-r2/validation.json"), "message"])
