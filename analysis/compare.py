@@ -9,22 +9,18 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from jinja2 import Environment, FileSystemLoader, select_autoescape
 
 from . import metrics, safeio
+from .formatting import now_utc
 from .parsers.manifest import workloads_table
-from .report import TEMPLATE_DIR, _MB, _num, _png, _spread_cell, offset_panel
+from .presentation import figures, render_page, rows
 from .rundir import RESULTS_DIR, load_manifest, resolve_run_dir
 from .tables import build_tables, load_tables
 
-# Repetitions whose (max - min) / median exceeds this are flagged, as in the single-run report.
-SPREAD_LIMIT = 0.2
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os")
 
 
@@ -144,7 +140,7 @@ def _speedup_table(spread: pd.DataFrame, keys: list[str], order: list[str]) -> p
     base = frame[frame["configuration"] == baseline].set_index(keys)["median"].rename("baseline_median_s")
     frame = frame.join(base, on=keys)
     frame["speedup_vs_baseline"] = frame["baseline_median_s"] / frame["median"]
-    frame["spread_flag"] = (frame["max"] - frame["min"]) / frame["median"] > SPREAD_LIMIT
+    frame["spread_flag"] = metrics.wide_spread(frame["median"], frame["min"], frame["max"])
     frame = frame.rename(columns={"median": "median_s", "min": "min_s", "max": "max_s"})
     frame["configuration"] = pd.Categorical(frame["configuration"], categories=order, ordered=True)
     return frame.sort_values(keys + ["configuration"], ignore_index=True)
@@ -164,26 +160,6 @@ def stage_times(runs: list[Run], order: list[str]) -> pd.DataFrame:
         return pd.DataFrame()
     return _speedup_table(frame, ["workload", "sweep", "app", "stage_id", "name"],
                           order + [c for c in _configuration_order(frame, runs) if c not in order])
-
-
-def _pivot_rows(table: pd.DataFrame, keys: list[str], order: list[str]) -> list[dict]:
-    """Rows for the page: per key, each configuration's `median (min–max, n runs)` and speedup."""
-    rows = []
-    if table.empty:
-        return rows
-    for key, group in table.groupby(keys, dropna=False, sort=False, observed=True):
-        by_config = {row["configuration"]: row for row in group.to_dict("records")}
-        cells = []
-        for config in order:
-            row = by_config.get(config)
-            if row is None:
-                cells.append({"time": "not run", "speedup": "-", "flag": False})
-                continue
-            cells.append({"time": _spread_cell({"median": row["median_s"], "min": row["min_s"], "max": row["max_s"],
-                                                "runs": row["runs"]}),
-                          "speedup": _num(row["speedup_vs_baseline"], "x", 2), "flag": bool(row["spread_flag"])})
-        rows.append({"key": dict(zip(keys, key)), "cells": cells})
-    return rows
 
 
 # ---------------------------------------------------------------- I/O volumes and throughput
@@ -302,49 +278,7 @@ def fio_ratios(series: pd.DataFrame, runs: list[Run]) -> tuple[pd.DataFrame, str
     return ratios.dropna(subset=["bandwidth_ratio"]).reset_index(drop=True), baseline
 
 
-def _stamp_runs(fig, runs: list[Run]) -> None:
-    fig.text(0.0, 1.0, "Spillway runs " + ", ".join(r.run_id for r in runs), ha="left", va="bottom", fontsize=7,
-             color="0.4", transform=fig.transFigure)
-
-
-def _block_size_axis(ax, sizes) -> None:
-    ax.set_xscale("log", base=2)
-    ticks = sorted(set(sizes))
-    ax.set_xticks(ticks, [metrics.size_label(t) for t in ticks], rotation=45, fontsize=7)
-    ax.set_xlabel("block size (bytes)")
-    ax.grid(True, which="both", alpha=0.3)
-
-
-def fio_figure(series: pd.DataFrame, ratios: pd.DataFrame, baseline: str, runs: list[Run]) -> str | None:
-    """Bandwidth, IOPS and the ratio to the baseline versus block size, one column per access pattern
-    (the I/O-aware model paper's Fig. 5, across runs)."""
-    if series.empty:
-        return None
-    patterns = list(dict.fromkeys(series["rw"]))
-    fig, axes = plt.subplots(3, len(patterns), figsize=(4.2 * len(patterns), 10), squeeze=False)
-    for col, rw in enumerate(patterns):
-        for (name, direction), line in series[series["rw"] == rw].groupby(["series", "direction"], sort=False):
-            label = name + (f" {direction}" if rw in ("rw", "randrw", "readwrite") else "")
-            axes[0][col].plot(line["block_size_bytes"], line["bandwidth_bytes_per_s"] / _MB, marker="o", label=label)
-            axes[1][col].plot(line["block_size_bytes"], line["iops"], marker="o", label=label)
-        for (name, direction), line in (ratios[ratios["rw"] == rw].groupby(["series", "direction"], sort=False)
-                                        if not ratios.empty else []):
-            axes[2][col].plot(line["block_size_bytes"], line["bandwidth_ratio"], marker="o", label=f"{name} / {baseline}")
-        axes[0][col].set_title(f"fio {rw}")
-        axes[0][col].set_ylabel("bandwidth (MB/s)")
-        axes[1][col].set_ylabel("IOPS (requests/s)")
-        axes[2][col].set_ylabel(f"bandwidth ratio to {baseline} (x)", fontsize=8)
-        for row in range(3):
-            _block_size_axis(axes[row][col], series["block_size_bytes"])
-            axes[row][col].set_yscale("log")
-            axes[row][col].legend(fontsize=6)
-    fig.suptitle("fio bandwidth, IOPS and ratio to the baseline versus block size per backend")
-    fig.tight_layout(rect=(0, 0.02, 1, 0.96))
-    _stamp_runs(fig, runs)
-    return _png(fig)
-
-
-# ---------------------------------------------------------------- device figures side by side
+# ---------------------------------------------------------------- how the figures name a run's devices
 
 def _device_names(run: Run) -> dict[tuple[str, str], str]:
     """(host, kernel device) -> `device (backend profile)` from the hosts' storage facts."""
@@ -355,125 +289,6 @@ def _device_names(run: Run) -> dict[tuple[str, str], str]:
                 if spec.get(key):
                     names[(host, spec[key])] = f"{spec[key]} ({run.profile(backend)})"
     return names
-
-
-def _by_workload(runs: list[Run], frames: list[pd.DataFrame]):
-    """(workload id, [(run, its rows of that workload)]) for every workload id any frame has, runs in order."""
-    workload_ids = dict.fromkeys(w for f in frames if not f.empty for w in f["workload_id"])
-    for workload_id in workload_ids:
-        rows = [(r, f[f["workload_id"] == workload_id]) for r, f in zip(runs, frames) if not f.empty]
-        yield workload_id, [(r, f) for r, f in rows if not f.empty]
-
-
-def _workload_figure(fig, title: str, workload_id: str, shown: list[Run]) -> dict:
-    fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0, 1, 0.96))
-    _stamp_runs(fig, shown)
-    return {"workload_id": workload_id, "png": _png(fig), "runs": ", ".join(r.run_id for r in shown)}
-
-
-def request_size_figures(runs: list[Run]) -> list[dict]:
-    """Per workload run id: request-size histograms, one row of panels per run that traced it."""
-    figures = []
-    for workload_id, rows in _by_workload(runs, [metrics.request_size_histogram(r.tables["block_requests"])
-                                                 for r in runs]):
-        width = max(len(h.groupby(["host", "device"])) for _, h in rows)
-        fig, axes = plt.subplots(len(rows), width, figsize=(5 * width, 3.6 * len(rows)), squeeze=False)
-        bins = np.array(sorted(set().union(*(set(h["bin_bytes"]) for _, h in rows))))
-        for line, (run, histogram) in enumerate(rows):
-            names = _device_names(run)
-            for col, ((host, device), panel) in enumerate(histogram.groupby(["host", "device"], observed=True)):
-                ax = axes[line][col]
-                for offset, op in ((-0.2, "read"), (0.2, "write")):
-                    counts = panel[panel["op"] == op].set_index("bin_bytes")["requests"].reindex(bins, fill_value=0)
-                    ax.bar(np.arange(len(bins)) + offset, counts.to_numpy(), width=0.4, label=op)
-                ax.set_xticks(np.arange(len(bins)), [metrics.size_label(b) for b in bins], rotation=45, fontsize=7)
-                ax.set_yscale("log")
-                ax.set_ylabel("requests (count)")
-                ax.set_title(f"{run.label}: {names.get((host, device), device)} on {host}", fontsize=8)
-                ax.legend(fontsize=7)
-            for col in range(len(histogram.groupby(["host", "device"])), width):
-                axes[line][col].axis("off")
-        axes[-1][0].set_xlabel("request size bin (bytes, >= lower bound, log2 bins)")
-        figures.append(_workload_figure(fig, f"block request sizes during {workload_id}, per run and device",
-                                        workload_id, [r for r, _ in rows]))
-    return figures
-
-
-def offset_figures(runs: list[Run]) -> list[dict]:
-    """Per workload run id: request offsets over time (NVMe paper Fig. 8), one row of device panels per
-    run, each from that run's own first request."""
-    figures = []
-    for workload_id, rows in _by_workload(runs, [metrics.request_offsets(r.tables["block_requests"]) for r in runs]):
-        width = max(len(o.groupby(["host", "device"])) for _, o in rows)
-        fig, axes = plt.subplots(len(rows), width, figsize=(5.5 * width, 3.6 * len(rows)), squeeze=False)
-        for line, (run, offsets) in enumerate(rows):
-            names = _device_names(run)
-            t0 = offsets["issue_time_s"].min()
-            panels = list(offsets.groupby(["host", "device"], observed=True))
-            for col, ((host, device), panel) in enumerate(panels):
-                offset_panel(axes[line][col], panel, t0, f"{run.label}: {names.get((host, device), device)} on {host}")
-            for col in range(len(panels), width):
-                axes[line][col].axis("off")
-        figures.append(_workload_figure(fig, f"block request offsets over time during {workload_id}, per run "
-                                             "and device (a fixed random sample when large)",
-                                        workload_id, [r for r, _ in rows]))
-    return figures
-
-
-def throughput_figures(runs: list[Run]) -> list[dict]:
-    """Per workload run id: device throughput over time, one panel per run on the same scales, each from
-    that run's own first sample or stage, stages shaded."""
-    figures = []
-    for workload_id, rows in _by_workload(runs, [metrics.throughput_timeline(r.tables["iostat"]) for r in runs]):
-        fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3.2 * len(rows)), squeeze=False, sharex=True, sharey=True)
-        for ax, (run, timeline) in zip(axes[:, 0], rows):
-            spans = metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"])
-            marks = spans[spans["workload_id"] == workload_id].sort_values("start_s")
-            t0 = min([timeline["time"].min(), *marks["start_s"].tolist()])
-            names = _device_names(run)
-            for (host, device), line in timeline.groupby(["host", "device"], observed=True):
-                name = names.get((host, device), device)
-                if not (line["read_bytes_per_s"].any() or line["write_bytes_per_s"].any()):
-                    continue          # idle devices only clutter the legend
-                ax.plot(line["time"] - t0, line["read_bytes_per_s"] / _MB, label=f"{name}@{host} read")
-                ax.plot(line["time"] - t0, line["write_bytes_per_s"] / _MB, linestyle="--", label=f"{name}@{host} write")
-            for index, span in enumerate(marks.itertuples()):
-                color = "tab:red" if span.status in ("failed", "FAILED", "KILLED") else f"C{index % 10}"
-                ax.axvspan(span.start_s - t0, span.end_s - t0, alpha=0.10, color=color)
-                ax.axvline(span.start_s - t0, color=color, linewidth=0.8)
-                ax.text(span.start_s - t0, 0.95 - 0.08 * (index % 4), span.label, fontsize=7, color=color,
-                        transform=ax.get_xaxis_transform())
-            ax.set_ylabel("throughput (MB/s)")
-            ax.set_title(run.label if run.label == run.run_id else f"{run.label} (run {run.run_id})", fontsize=9)
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-        axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
-        figures.append(_workload_figure(fig, f"device throughput (iostat, 1 s) during {workload_id}",
-                                        workload_id, [r for r, _ in rows]))
-    return figures
-
-
-def _bar_figure(table: pd.DataFrame, value: str, ylabel: str, title: str, runs: list[Run],
-                group: str = "workload") -> str | None:
-    """Grouped bars: one group per `group` value, one bar per configuration."""
-    data = table.dropna(subset=[value])
-    if data.empty:
-        return None
-    data = data.assign(_group=data[group].astype(str) + data["sweep"].map(lambda s: f" ({s})" if s else ""))
-    pivot = data.pivot_table(index="_group", columns="configuration", values=value, aggfunc="median", observed=True)
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(pivot) * max(1, pivot.shape[1] / 2)), 4))
-    width = 0.8 / max(pivot.shape[1], 1)
-    for i, config in enumerate(pivot.columns):
-        ax.bar(np.arange(len(pivot)) + i * width - 0.4 + width / 2, pivot[config].to_numpy() / _MB, width=width,
-               label=str(config))
-    ax.set_xticks(np.arange(len(pivot)), pivot.index, rotation=20, fontsize=7, ha="right")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=7)
-    _stamp_runs(fig, runs)
-    return _png(fig)
 
 
 # ---------------------------------------------------------------- what differed
@@ -574,28 +389,6 @@ def apples_and_oranges(runs: list[Run]) -> list[str]:
 
 # ---------------------------------------------------------------- the page
 
-def _fio_ratio_rows(ratios: pd.DataFrame) -> list[dict]:
-    return [{"series": r.series, "rw": r.rw, "direction": r.direction, "bs": metrics.size_label(r.block_size_bytes),
-             "bw": _num(r.bandwidth_bytes_per_s / _MB, "MB/s", 1), "bw_base": _num(r.bandwidth_bytes_per_s_baseline / _MB,
-                                                                                   "MB/s", 1),
-             "bw_ratio": _num(r.bandwidth_ratio, "x", 2), "iops_ratio": _num(r.iops_ratio, "x", 2)}
-            for r in ratios.itertuples()]
-
-
-def _io_rows(throughput: pd.DataFrame) -> list[dict]:
-    return [{"workload": r.workload, "sweep": r.sweep, "configuration": r.configuration,
-             "result": metrics.format_bytes(r.result_bytes), "shuffle": metrics.format_bytes(r.shuffle_bytes),
-             "run": _num(r.run_s, "s", 1), "cluster": _num(r.cluster_bytes_per_s / _MB, "MB/s", 2),
-             "node": _num(r.node_bytes_per_s / _MB, "MB/s", 2), "nodes": int(r.nodes), "runs": int(r.runs)}
-            for r in throughput.dropna(subset=["result_bytes", "shuffle_bytes"], how="all").itertuples()]
-
-
-def _shuffle_rows(shuffle: pd.DataFrame) -> list[dict]:
-    return [{"workload": r.workload, "sweep": r.sweep, "application": r.application,
-             "configuration": r.configuration, "write": metrics.format_bytes(r.shuffle_write_bytes),
-             "read": metrics.format_bytes(r.shuffle_read_bytes), "runs": int(r.runs)} for r in shuffle.itertuples()]
-
-
 def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
     """The page's context and the tables written next to it."""
     workloads, order = workload_times(runs)
@@ -613,6 +406,8 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
               "compare_differences": differed}
+    views = [figures.RunView(r.run_id, r.label, r.tables, _device_names(r)) for r in runs]
+    run_ids = [r.run_id for r in runs]
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
@@ -620,28 +415,30 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": _placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
                  for r in runs],
-        "run_ids": ", ".join(r.run_id for r in runs),
-        "generated_at": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"),
+        "run_ids": ", ".join(run_ids),
+        "generated_at": now_utc(),
         "warnings": apples_and_oranges(runs), "excluded": excluded,
         "configurations": order, "baseline": order[0] if order else None,
-        "workload_rows": _pivot_rows(workloads, ["workload", "sweep"], order),
+        "workload_rows": rows.pivot_rows(workloads, ["workload", "sweep"], order),
         "stage_order": stage_order,
-        "stage_rows": _pivot_rows(shared_stages, stage_keys, stage_order),
+        "stage_rows": rows.pivot_rows(shared_stages, stage_keys, stage_order),
         "stages_alone": len(stages.drop_duplicates(stage_keys)) - len(shared_stages.drop_duplicates(stage_keys))
         if not stages.empty else 0,
         "differences": differed.to_dict("records"), "agreed": agreed,
-        "fio_png": fio_figure(series, ratios, fio_baseline, runs), "fio_baseline": fio_baseline,
-        "fio_ratio_rows": _fio_ratio_rows(ratios),
-        "size_figures": request_size_figures(runs), "offset_figures": offset_figures(runs),
-        "throughput_figures": throughput_figures(runs),
-        "io_rows": _io_rows(throughput) if not throughput.empty else [],
-        "throughput_png": _bar_figure(throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
-                                      "cluster throughput = result size / run-step time, median", runs)
-        if not throughput.empty else None,
-        "shuffle_rows": _shuffle_rows(shuffle) if not shuffle.empty else [],
-        "shuffle_png": _bar_figure(shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]),
-                                   "shuffle_write_bytes", "shuffle written (MB)", "shuffle volume per application, median",
-                                   runs) if not shuffle.empty else None,
+        "fio_png": figures.fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
+                                             "per backend", run_ids, ratios, fio_baseline),
+        "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
+        "size_figures": figures.request_size_figures_across(views),
+        "offset_figures": figures.offset_figures_across(views),
+        "throughput_figures": figures.throughput_figures_across(views),
+        "io_rows": rows.io_rows(throughput) if not throughput.empty else [],
+        "throughput_png": figures.configuration_bars(
+            throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
+            "cluster throughput = result size / run-step time, median", run_ids) if not throughput.empty else None,
+        "shuffle_rows": rows.shuffle_rows(shuffle) if not shuffle.empty else [],
+        "shuffle_png": figures.configuration_bars(
+            shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]), "shuffle_write_bytes",
+            "shuffle written (MB)", "shuffle volume per application, median", run_ids) if not shuffle.empty else None,
     }
     return context, tables
 
@@ -667,5 +464,4 @@ def write_comparison(refs: list[str], out_dir: Path | None = None) -> Path:
         with safeio.replacing(tables_dir / f"{name}.parquet") as handle:
             frame.to_parquet(handle, index=False)
     context["tables_dir"] = str(tables_dir)
-    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
-    return safeio.write_text(out_dir / "compare.html", env.get_template("compare.html.j2").render(**context))
+    return safeio.write_text(out_dir / "compare.html", render_page("compare.html.j2", context))

@@ -6,27 +6,6 @@ import pandas as pd
 
 from .stages import IDENTITY_ORDER, STAGE_IDENTITY, with_application_order, with_identity
 
-_BINARY_UNITS = ("B", "KiB", "MiB", "GiB", "TiB")
-
-
-def format_bytes(value: float) -> str:
-    """`123.4 MiB` style (powers of 1024)."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "-"
-    value, unit = float(value), 0
-    while abs(value) >= 1024 and unit < len(_BINARY_UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{value:.0f} {_BINARY_UNITS[unit]}" if unit == 0 else f"{value:.1f} {_BINARY_UNITS[unit]}"
-
-
-def size_label(size_bytes: int) -> str:
-    """Block-size label without decimals for powers of two: 4 KiB, 1 MiB."""
-    value, unit = float(size_bytes), 0
-    while value >= 1024 and unit < len(_BINARY_UNITS) - 1:
-        value, unit = value / 1024, unit + 1
-    return f"{value:g} {_BINARY_UNITS[unit]}"
-
-
 def fio_curves(fio: pd.DataFrame) -> pd.DataFrame:
     """Bandwidth and IOPS per (host, backend, rw, direction, block size), repeated points averaged."""
     if fio.empty or "block_size_bytes" not in fio:
@@ -155,6 +134,15 @@ def _spread(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
     """Median, min, max and count of `column` per key (NaN keys kept, e.g. the cluster's default cores)."""
     grouped = frame.groupby(keys, dropna=False)[column]
     return grouped.agg(median="median", min="min", max="max", runs="count").reset_index()
+
+
+# Repetitions whose (max - min) / median exceeds this disagree too much for their median to be read alone.
+SPREAD_LIMIT = 0.2
+
+
+def wide_spread(median, low, high):
+    """Whether repetitions spread by more than SPREAD_LIMIT of their median; element-wise on Series."""
+    return (high - low) / median > SPREAD_LIMIT
 
 
 def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
@@ -369,3 +357,22 @@ def stage_io_rate(stages: pd.DataFrame, bin_s: float = 1.0) -> pd.DataFrame:
         frame = pd.DataFrame(sums / bin_s, columns=columns[2:])
         frames.append(frame.assign(workload_id=workload_id, time=edges[:-1])[columns])
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
+
+
+# ---------------------------------------------------------------- the Prometheus archive
+
+# dashboards.queries ids of the device throughput panels, labelled by backend (spillway_disk_info join)
+THROUGHPUT_QUERIES = {"disk_read_bytes": "read", "disk_write_bytes": "write"}
+
+
+def backend_throughput(series: pd.DataFrame) -> pd.DataFrame:
+    """Device throughput summed per backend (over nodes and devices) from the table `prometheus_series`:
+    workload_id, backend, direction, time_s, bytes_per_s. Empty when the run has no archive or no series
+    attributed to a backend."""
+    columns = ["workload_id", "backend", "direction", "time_s", "bytes_per_s"]
+    if series.empty or "backend" not in series.columns or "query_id" not in series.columns:
+        return pd.DataFrame(columns=columns)
+    rows = series[series["query_id"].isin(list(THROUGHPUT_QUERIES)) & series["backend"].notna()]
+    summed = (rows.assign(direction=rows["query_id"].map(THROUGHPUT_QUERIES))
+              .groupby(["workload_id", "backend", "direction", "time_s"], as_index=False)["value"].sum(min_count=1))
+    return summed.rename(columns={"value": "bytes_per_s"})[columns]

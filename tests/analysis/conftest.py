@@ -2,6 +2,7 @@
 a recording that does not exist yet (never on made-up data)."""
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -102,3 +103,26 @@ def add_pfs_recordings(run_dir: Path, workload_id: str = "fio-sweep") -> None:
     client.mkdir(parents=True)
     for suffix in ("start", "stop"):
         shutil.copy(fixtures / "pfs-client" / f"worker1-client-pfs.{suffix}", client / f"client-pfs.{suffix}")
+
+
+@pytest.fixture
+def archived_run(tmp_path):
+    """A maker of runs whose workloads ({workload id: status}) each have the real Prometheus archive
+    (tests/fixtures/tools/prometheus), bounded as the runner records them; returns the run directory."""
+    import pandas as pd
+
+    archive_file = TOOLS / "prometheus" / "fio-vda.json"
+    archive = json.loads(archive_file.read_text())
+
+    def make(statuses: dict[str, str]) -> Path:
+        run = tmp_path / "run"
+        (run / "raw" / "prometheus").mkdir(parents=True)
+        workloads = []
+        for index, (workload_id, status) in enumerate(statuses.items()):
+            shutil.copy(archive_file, run / "raw" / "prometheus" / f"{workload_id}.json")
+            workloads.append({"id": workload_id, "workload": "fio", "status": status, "steps": [],
+                              "started_at": pd.Timestamp(archive["start"] + index, unit="s", tz="UTC").isoformat(),
+                              "ended_at": pd.Timestamp(archive["end"], unit="s", tz="UTC").isoformat()})
+        (run / "manifest.json").write_text(json.dumps({"run_id": "run", "workloads": workloads}))
+        return run
+    return make

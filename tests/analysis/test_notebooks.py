@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from analysis.metrics import format_bytes
+from analysis.formatting import format_bytes
 from analysis.parsers import blocktrace, eventlog
 from conftest import TOOLS
 from test_compare import HDD_TIMES, NVME_TIMES, make_run

@@ -1,0 +1,435 @@
+"""Every figure of the pages (report.html of one run, compare.html of several) and of the notebooks, as
+base64 PNG. A figure takes tables and plain values, never a run directory.
+
+What both pages draw is drawn by one *panel* function on one matplotlib axes (fio curves, a request-size
+histogram, request offsets, a throughput timeline with its stage spans): the single-run figures lay out one
+row of panels, the multi-run ones a row per run."""
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass, field
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on the hosts; must precede pyplot
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from .. import metrics  # noqa: E402
+from ..formatting import MB, size_label, utc  # noqa: E402
+
+# fio patterns that mix reads and writes: their curves say which direction each line is
+MIXED_PATTERNS = ("rw", "randrw", "readwrite")
+FAILED_SPAN_STATUSES = ("failed", "FAILED", "KILLED")
+FAILED_WORKLOAD_STATUSES = ("failed", "invalid", "interrupted")
+
+
+@dataclass
+class RunView:
+    """One run as the multi-run figures draw it: its tables and how its devices are named."""
+    run_id: str
+    label: str          # what tells this run apart from the others compared
+    tables: dict[str, pd.DataFrame]
+    device_labels: dict[tuple[str, str], str] = field(default_factory=dict)   # (host, device) -> shown name
+
+    def device(self, host: str, device: str) -> str:
+        return self.device_labels.get((host, device), device)
+
+
+# ---------------------------------------------------------------- encoding and naming
+
+def png(fig) -> str:
+    """The figure as base64 PNG for an <img> data URL; the figure is closed (pages draw hundreds)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def stamp(fig, run_ids: list[str]) -> None:
+    """Every figure names the runs it comes from, also when copied out of the page (the titles say it too;
+    this line survives cropping of the title)."""
+    text = f"Spillway run {run_ids[0]}" if len(run_ids) == 1 else "Spillway runs " + ", ".join(run_ids)
+    fig.text(0.0, 1.0, text, ha="left", va="bottom", fontsize=7, color="0.4", transform=fig.transFigure)
+
+
+def _panel_grid(rows: list[int], panel_width: float, panel_height: float, **subplots):
+    """A row of `rows[i]` panels per run, as wide as the widest row; the cells a shorter row leaves are hidden."""
+    width = max(rows)
+    fig, axes = plt.subplots(len(rows), width, figsize=(panel_width * width, panel_height * len(rows)), squeeze=False,
+                             **subplots)
+    for line, used in enumerate(rows):
+        for col in range(used, width):
+            axes[line][col].axis("off")
+    return fig, axes
+
+
+def _by_workload(runs: list[RunView], frames: list[pd.DataFrame]):
+    """(workload id, [(run, its rows of that workload)]) for every workload id any frame has, runs in order."""
+    workload_ids = dict.fromkeys(w for f in frames if not f.empty for w in f["workload_id"])
+    for workload_id in workload_ids:
+        rows = [(r, f[f["workload_id"] == workload_id]) for r, f in zip(runs, frames) if not f.empty]
+        yield workload_id, [(r, f) for r, f in rows if not f.empty]
+
+
+def _across_runs(fig, title: str, workload_id: str, shown: list[RunView]) -> dict:
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    stamp(fig, [r.run_id for r in shown])
+    return {"workload_id": workload_id, "png": png(fig), "runs": ", ".join(r.run_id for r in shown)}
+
+
+# ---------------------------------------------------------------- fio
+
+def _block_size_axis(ax, sizes) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ticks = sorted(set(sizes))
+    ax.set_xticks(ticks, [size_label(t) for t in ticks], rotation=45, fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+
+
+def fio_curves_figure(series: pd.DataFrame, title: str, run_ids: list[str], ratios: pd.DataFrame | None = None,
+               baseline: str = "") -> str | None:
+    """Bandwidth and IOPS versus block size, one column per access pattern, one line per `series` (a data
+    path: `backend (host)` in a run, `profile — run label` across runs); with `ratios`, a third row with each
+    series' bandwidth over the `baseline` series' (the I/O-aware model paper's Fig. 5)."""
+    if series.empty:
+        return None
+    patterns = list(dict.fromkeys(series["rw"]))
+    rows = 2 if ratios is None else 3
+    fig, axes = plt.subplots(rows, len(patterns), figsize=(4.2 * len(patterns), 7 if rows == 2 else 10), squeeze=False)
+    for col, rw in enumerate(patterns):
+        for (name, direction), line in series[series["rw"] == rw].groupby(["series", "direction"], sort=False):
+            label = name + (f" {direction}" if rw in MIXED_PATTERNS else "")
+            axes[0][col].plot(line["block_size_bytes"], line["bandwidth_bytes_per_s"] / MB, marker="o", label=label)
+            axes[1][col].plot(line["block_size_bytes"], line["iops"], marker="o", label=label)
+        axes[0][col].set_title(f"fio {rw}")
+        axes[0][col].set_ylabel("bandwidth (MB/s)")
+        axes[1][col].set_ylabel("IOPS (requests/s)")
+        axes[0][col].legend(fontsize=7)
+        if ratios is not None:
+            mine = ratios[ratios["rw"] == rw] if not ratios.empty else ratios
+            for (name, direction), line in mine.groupby(["series", "direction"], sort=False) if not mine.empty else []:
+                axes[2][col].plot(line["block_size_bytes"], line["bandwidth_ratio"], marker="o",
+                                  label=f"{name} / {baseline}")
+            axes[2][col].set_ylabel(f"bandwidth ratio to {baseline} (x)", fontsize=8)
+            if not mine.empty:
+                axes[2][col].legend(fontsize=7)
+        for row in range(rows):
+            _block_size_axis(axes[row][col], series["block_size_bytes"])
+        axes[-1][col].set_xlabel("block size (bytes)")
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.02, 1, 0.96))
+    stamp(fig, run_ids)
+    return png(fig)
+
+
+def fio_figure(fio: pd.DataFrame, run_id: str) -> str | None:
+    """(a) of the report: one run's fio sweep, one line per data path (backend and host)."""
+    curves = metrics.fio_curves(fio)
+    if curves.empty:
+        return None
+    series = curves.assign(series=curves["backend"].astype(str) + " (" + curves["host"].astype(str) + ")")
+    return fio_curves_figure(series, f"fio bandwidth and IOPS versus block size per data path — run {run_id}", [run_id])
+
+
+# ---------------------------------------------------------------- request sizes
+
+def request_size_panel(ax, panel: pd.DataFrame, bins, title: str) -> None:
+    """One device's request counts per log2 size bin (metrics.request_size_histogram), reads beside writes."""
+    for offset, op in ((-0.2, "read"), (0.2, "write")):
+        counts = panel[panel["op"] == op].set_index("bin_bytes")["requests"].reindex(bins, fill_value=0)
+        ax.bar(np.arange(len(bins)) + offset, counts.to_numpy(), width=0.4, label=op)
+    ax.set_xticks(np.arange(len(bins)), [size_label(b) for b in bins], rotation=45, fontsize=7)
+    ax.set_yscale("log")
+    ax.set_ylabel("requests (count)")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)
+
+
+SIZE_BIN_AXIS = "request size bin (bytes, >= lower bound, log2 bins)"
+
+
+def request_size_figures(requests: pd.DataFrame, run_id: str) -> list[dict]:
+    """(c) of the report: request-size histograms (log2 bins) per workload, one panel per host and device."""
+    histogram = metrics.request_size_histogram(requests)
+    figures = []
+    if histogram.empty:
+        return figures
+    for workload_id, per_workload in histogram.groupby("workload_id", observed=True):
+        panels = list(per_workload.groupby(["host", "device"], observed=True))
+        fig, axes = _panel_grid([len(panels)], 5, 3.8)
+        bins = np.array(sorted(per_workload["bin_bytes"].unique()))
+        for ax, ((host, device), panel) in zip(axes[0], panels):
+            request_size_panel(ax, panel, bins, f"{device} on {host}")
+            ax.set_xlabel(SIZE_BIN_AXIS)
+        fig.suptitle(f"block request sizes during {workload_id} — run {run_id}")
+        stamp(fig, [run_id])
+        totals = per_workload.groupby("op")["requests"].sum().to_dict()
+        figures.append({"workload_id": workload_id, "png": png(fig),
+                        "caption": ", ".join(f"{op}: {int(n):,} requests" for op, n in totals.items())})
+    return figures
+
+
+def request_size_figures_across(runs: list[RunView]) -> list[dict]:
+    """Per workload run id: request-size histograms, one row of panels per run that traced it, on common bins."""
+    figures = []
+    histograms = [metrics.request_size_histogram(r.tables["block_requests"]) for r in runs]
+    for workload_id, rows in _by_workload(runs, histograms):
+        per_run = [(run, list(h.groupby(["host", "device"], observed=True))) for run, h in rows]
+        fig, axes = _panel_grid([len(panels) for _, panels in per_run], 5, 3.6)
+        bins = np.array(sorted(set().union(*(set(h["bin_bytes"]) for _, h in rows))))
+        for line, (run, panels) in enumerate(per_run):
+            for col, ((host, device), panel) in enumerate(panels):
+                request_size_panel(axes[line][col], panel, bins, f"{run.label}: {run.device(host, device)} on {host}")
+        axes[-1][0].set_xlabel(SIZE_BIN_AXIS)
+        figures.append(_across_runs(fig, f"block request sizes during {workload_id}, per run and device",
+                                    workload_id, [r for r, _ in rows]))
+    return figures
+
+
+# ---------------------------------------------------------------- request offsets
+
+def offset_panel(ax, panel: pd.DataFrame, t0: float, title: str) -> None:
+    """One device's request offsets over time (NVMe paper Fig. 8), reads and writes colored."""
+    for op, color in (("read", "tab:blue"), ("write", "tab:orange")):
+        points = panel[panel["op"] == op]
+        # sparse traces (a few hundred requests) need larger dots to be seen at all
+        ax.scatter(points["issue_time_s"] - t0, points["offset_bytes"] / 2**30, s=2 if len(panel) > 5000 else 8,
+                   color=color, label=f"{op} ({len(points):,})", rasterized=True, linewidths=0)
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel(f"time since {utc(t0)} (s)")
+    ax.set_ylabel("offset (GiB from device start)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, markerscale=4)
+
+
+def offset_figures(requests: pd.DataFrame, device_backends: dict[tuple[str, str], str], run_id: str) -> list[dict]:
+    """Where on each device requests landed over time (NVMe paper Fig. 8): one figure per workload, one panel
+    per device, named with its backend from `device_backends` ((host, device) -> backend)."""
+    offsets = metrics.request_offsets(requests)
+    figures = []
+    totals = metrics.data_requests(requests).groupby("workload_id", observed=True).size()
+    for workload_id, per_workload in offsets.groupby("workload_id", observed=True):
+        panels = list(per_workload.groupby(["host", "device"], observed=True))
+        t0 = per_workload["issue_time_s"].min()
+        fig, axes = _panel_grid([len(panels)], 5.5, 3.8, sharex=True)
+        for ax, ((host, device), panel) in zip(axes[0], panels):
+            backend = device_backends.get((host, device))
+            offset_panel(ax, panel, t0, f"{device}" + (f" ({backend})" if backend else "") + f" on {host}")
+        fig.suptitle(f"block request offsets over time during {workload_id} — run {run_id}")
+        fig.tight_layout()
+        stamp(fig, [run_id])
+        total = int(totals[workload_id])
+        caption = f"{len(per_workload):,} of {total:,} data requests plotted" + (
+            " (a fixed random sample per device)" if len(per_workload) < total else "")
+        figures.append({"workload_id": workload_id, "png": png(fig), "caption": caption})
+    return figures
+
+
+def offset_figures_across(runs: list[RunView]) -> list[dict]:
+    """Per workload run id: request offsets over time, one row of device panels per run, each from that run's
+    own first request."""
+    figures = []
+    for workload_id, rows in _by_workload(runs, [metrics.request_offsets(r.tables["block_requests"]) for r in runs]):
+        per_run = [(run, offsets["issue_time_s"].min(), list(offsets.groupby(["host", "device"], observed=True)))
+                   for run, offsets in rows]
+        fig, axes = _panel_grid([len(panels) for _, _, panels in per_run], 5.5, 3.6)
+        for line, (run, t0, panels) in enumerate(per_run):
+            for col, ((host, device), panel) in enumerate(panels):
+                offset_panel(axes[line][col], panel, t0, f"{run.label}: {run.device(host, device)} on {host}")
+        figures.append(_across_runs(fig, f"block request offsets over time during {workload_id}, per run "
+                                         "and device (a fixed random sample when large)",
+                                    workload_id, [r for r, _ in rows]))
+    return figures
+
+
+# ---------------------------------------------------------------- throughput over time
+
+def span_marks(ax, marks: pd.DataFrame, t0: float) -> None:
+    """Spark stage attempts and MapReduce phases (metrics.phase_spans) as shaded, labelled spans; failed red."""
+    for index, span in enumerate(marks.itertuples()):
+        color = "tab:red" if span.status in FAILED_SPAN_STATUSES else f"C{index % 10}"
+        ax.axvspan(span.start_s - t0, span.end_s - t0, alpha=0.10, color=color)
+        ax.axvline(span.start_s - t0, color=color, linewidth=0.8)
+        # in axes height, not data: runs drawn on shared scales keep their labels in view
+        ax.text(span.start_s - t0, 0.97 - 0.07 * (index % 4), span.label, fontsize=7, color=color,
+                transform=ax.get_xaxis_transform())
+
+
+def throughput_panel(ax, timeline: pd.DataFrame, marks: pd.DataFrame, t0: float,
+                     device_labels: dict[tuple[str, str], str]) -> None:
+    """Read (solid) and write (dashed) MB/s of each device of `timeline` (metrics.throughput_timeline, one
+    workload), the stage spans `marks` over them; time from `t0`."""
+    for (host, device), line in timeline.groupby(["host", "device"], observed=True):
+        name = device_labels.get((host, device), device)
+        ax.plot(line["time"] - t0, line["read_bytes_per_s"] / MB, label=f"{name}@{host} read")
+        ax.plot(line["time"] - t0, line["write_bytes_per_s"] / MB, linestyle="--", label=f"{name}@{host} write")
+    span_marks(ax, marks, t0)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def _workload_spans(spans: pd.DataFrame, workload_id: str) -> pd.DataFrame:
+    return spans[spans["workload_id"] == workload_id].sort_values("start_s") if not spans.empty else spans
+
+
+def _app_rate_panel(ax, rate: pd.DataFrame, t0: float) -> None:
+    """Stacked application I/O volume rate (Spark stage metrics spread over each stage's duration)."""
+    columns = [c.replace("_bytes", "_bytes_per_s") for c in metrics.STAGE_IO_COLUMNS]
+    labels = [c.replace("_bytes", "").replace("_", " ") for c in metrics.STAGE_IO_COLUMNS]
+    ax.stackplot(rate["time"] - t0, *(rate[c] / MB for c in columns), labels=labels, step="post", alpha=0.8)
+    ax.set_ylabel("application I/O (MB/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    ax.set_title("Spark stages' input, output, shuffle read and write, each spread evenly over its stage", fontsize=9)
+
+
+def throughput_figures(iostat: pd.DataFrame, spans: pd.DataFrame, run_id: str,
+                       app_rate: pd.DataFrame | None = None) -> list[dict]:
+    """(d) of the report: device throughput over time per workload, with Spark stages / MR phases as labelled
+    spans (metrics.phase_spans); under it, where Spark stages ran, the application's I/O volume rate on the same
+    time axis (metrics.stage_io_rate, NVMe paper Fig. 5)."""
+    timeline = metrics.throughput_timeline(iostat)
+    figures = []
+    if timeline.empty:
+        return figures
+    app_rate = app_rate if app_rate is not None else pd.DataFrame(columns=["workload_id"])
+    for workload_id, per_workload in timeline.groupby("workload_id", observed=True):
+        marks = _workload_spans(spans, workload_id)
+        t0 = min([per_workload["time"].min(), *marks["start_s"].tolist()])
+        rate = app_rate[app_rate["workload_id"] == workload_id]
+        if rate.empty:
+            fig, ax = plt.subplots(figsize=(11, 4))
+        else:
+            fig, (ax, rate_ax) = plt.subplots(2, 1, figsize=(11, 6.5), sharex=True, height_ratios=(3, 2))
+            _app_rate_panel(rate_ax, rate, t0)
+        throughput_panel(ax, per_workload, marks, t0, {})
+        (ax if rate.empty else rate_ax).set_xlabel(f"time since {utc(t0)} (s)")
+        ax.set_ylabel("device throughput (MB/s)")
+        ax.set_title(f"device throughput (iostat, 1 s) during {workload_id} — run {run_id}")
+        stamp(fig, [run_id])
+        figures.append({"workload_id": workload_id, "png": png(fig),
+                        "caption": f"{len(marks)} stage/phase spans marked" if len(marks) else
+                        "no Spark stages or MapReduce phases recorded for this workload"})
+    return figures
+
+
+def _busy(timeline: pd.DataFrame) -> pd.DataFrame:
+    """The devices that moved any byte: idle ones only clutter a legend shared by several runs."""
+    moved = timeline.groupby(["host", "device"], observed=True)[["read_bytes_per_s", "write_bytes_per_s"]] \
+        .transform("any").any(axis=1)
+    return timeline[moved]
+
+
+def throughput_figures_across(runs: list[RunView]) -> list[dict]:
+    """Per workload run id: device throughput over time, one panel per run on the same scales, each from that
+    run's own first sample or stage, stages shaded."""
+    figures = []
+    timelines = [metrics.throughput_timeline(r.tables["iostat"]) for r in runs]
+    for workload_id, rows in _by_workload(runs, timelines):
+        fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3.2 * len(rows)), squeeze=False, sharex=True, sharey=True)
+        for ax, (run, timeline) in zip(axes[:, 0], rows):
+            marks = _workload_spans(metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"]), workload_id)
+            t0 = min([timeline["time"].min(), *marks["start_s"].tolist()])
+            throughput_panel(ax, _busy(timeline), marks, t0, run.device_labels)
+            ax.set_ylabel("throughput (MB/s)")
+            ax.set_title(run.label if run.label == run.run_id else f"{run.label} (run {run.run_id})", fontsize=9)
+        axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
+        figures.append(_across_runs(fig, f"device throughput (iostat, 1 s) during {workload_id}",
+                                    workload_id, [r for r, _ in rows]))
+    return figures
+
+
+def backend_throughput_panel(ax, throughput: pd.DataFrame, workloads: pd.DataFrame) -> None:
+    """Throughput per backend (metrics.backend_throughput) over the whole run, read solid, write dashed, each
+    workload's window (the manifest's bounds) shaded and named."""
+    t0 = throughput["time_s"].min()
+    if not workloads.empty:
+        t0 = min(t0, workloads["start_time_s"].min(skipna=True))
+    colors = {backend: f"C{i % 10}" for i, backend in enumerate(sorted(throughput["backend"].unique()))}
+    labelled = set()
+    # one line per workload window: no line is drawn across the gaps between archives
+    for (backend, direction, _wid), line in throughput.groupby(["backend", "direction", "workload_id"]):
+        label = f"{backend} {direction}"
+        ax.plot(line["time_s"] - t0, line["bytes_per_s"] / MB, color=colors[backend],
+                linestyle="-" if direction == "read" else "--", label=None if label in labelled else label)
+        labelled.add(label)
+    top = ax.get_ylim()[1]
+    for index, run in enumerate(workloads.dropna(subset=["start_time_s", "end_time_s"]).itertuples()):
+        color = "tab:red" if run.status in FAILED_WORKLOAD_STATUSES else "0.5"
+        ax.axvspan(run.start_time_s - t0, run.end_time_s - t0, alpha=0.08 if index % 2 else 0.16, color=color)
+        ax.text(run.start_time_s - t0, top * (0.97 - 0.07 * (index % 3)), f" {run.workload_id}", fontsize=7,
+                color="tab:red" if color == "tab:red" else "0.2", va="top")
+    ax.set_xlabel(f"time since {utc(t0)} (s)")
+    ax.set_ylabel("device throughput (MB/s)")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+
+
+def backend_throughput_figure(throughput: pd.DataFrame, workloads: pd.DataFrame, run_id: str) -> str | None:
+    """The run's Prometheus archive redrawn: what the live dashboard showed, per storage backend; None when
+    nothing was archived."""
+    if throughput.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(11, 4.2))
+    backend_throughput_panel(ax, throughput, workloads)
+    ax.set_title(f"throughput per storage backend (Prometheus, node_exporter) — run {run_id}")
+    fig.tight_layout()
+    stamp(fig, [run_id])
+    return png(fig)
+
+
+# ---------------------------------------------------------------- configurations: cores, bars
+
+def cores_figures(by_cores: pd.DataFrame, run_id: str) -> list[dict]:
+    """Per workload configuration: stage seconds (metrics.stage_time_by_cores) against executor cores per node
+    (P), one line per stage (the longest ones), as in the I/O-aware model paper's scaling runs."""
+    figures = []
+    if by_cores["executor_cores"].nunique() < 2:
+        return figures
+    keys = ["workload", "sweep", "placement_hdfs", "placement_local"]
+    for key, group in by_cores.dropna(subset=["executor_cores"]).groupby(keys, dropna=False):
+        label = " ".join(str(k) for k in key[:2] if isinstance(k, str) and k)
+        fig, ax = plt.subplots(figsize=(7, 3.6))
+        longest = group.groupby(["app", "stage_id", "name"])["median"].max().nlargest(8).index
+        for app, stage_id, name in longest:
+            line = group[(group["app"] == app) & (group["stage_id"] == stage_id) & (group["name"] == name)]
+            line = line.sort_values("executor_cores")
+            ax.plot(line["executor_cores"].astype(int), line["median"], marker="o",
+                    label=f"app {app} s{stage_id}: {str(name)[:40]}")
+        ax.set_xlabel("executor cores per node, P")
+        ax.set_ylabel("stage time (s), median")
+        ax.set_xticks(sorted(group["executor_cores"].dropna().astype(int).unique()))
+        ax.set_title(f"{label}: stage time against P (hdfs={key[2]}, local={key[3]})", fontsize=9)
+        ax.legend(fontsize=6, loc="best")
+        stamp(fig, [run_id])
+        figures.append({"workload": label, "png": png(fig),
+                        "caption": f"{len(longest)} longest stages; medians over measured repetitions"})
+    return figures
+
+
+def configuration_bars(table: pd.DataFrame, value: str, ylabel: str, title: str, run_ids: list[str],
+                       group: str = "workload") -> str | None:
+    """Grouped bars of `value` (bytes or bytes/s, drawn in MB): one group per `group` value and sweep point, one
+    bar per configuration."""
+    data = table.dropna(subset=[value])
+    if data.empty:
+        return None
+    data = data.assign(_group=data[group].astype(str) + data["sweep"].map(lambda s: f" ({s})" if s else ""))
+    pivot = data.pivot_table(index="_group", columns="configuration", values=value, aggfunc="median", observed=True)
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(pivot) * max(1, pivot.shape[1] / 2)), 4))
+    width = 0.8 / max(pivot.shape[1], 1)
+    for i, config in enumerate(pivot.columns):
+        ax.bar(np.arange(len(pivot)) + i * width - 0.4 + width / 2, pivot[config].to_numpy() / MB, width=width,
+               label=str(config))
+    ax.set_xticks(np.arange(len(pivot)), pivot.index, rotation=20, fontsize=7, ha="right")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7)
+    stamp(fig, run_ids)
+    return png(fig)
