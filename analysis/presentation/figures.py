@@ -117,7 +117,7 @@ def fio_curves_figure(series: pd.DataFrame, title: str, run_ids: list[str], rati
                                   label=f"{name} / {baseline}")
             axes[2][col].set_ylabel(f"bandwidth ratio to {baseline} (x)", fontsize=8)
             if not mine.empty:
-                axes[2][col].legend(fontsize=7)
+                axes[2][col].legend(fontsize=6)   # "<series> / <baseline>" labels are twice as long
         for row in range(rows):
             _block_size_axis(axes[row][col], series["block_size_bytes"])
         axes[-1][col].set_xlabel("block size (bytes)")
