@@ -1,9 +1,10 @@
 """The storage role's `kind: pfs` rules for real, without a parallel file system: a plain directory and a local
 file system are refused as `mount`; on a file system accepted as shared (a tmpfs, by overriding
-storage_pfs_fstypes in the inventory), the role makes and marks only this host's per-node directory, takes over
-no unmarked one, and teardown deletes only the marked one. Same throwaway inventories as test_storage_safety.py
+storage_pfs_fstypes in the inventory), the role makes only this host's per-node directory with its ownership record,
+takes over no unrecorded one, and teardown deletes only the recorded one. Same throwaway inventories as test_storage_safety.py
 (spillway_root below tmp_path); the tmpfs is mounted below tmp_path and unmounted at the end. Needs root."""
 import importlib.util
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -81,8 +82,9 @@ def test_per_node_directory_is_marked_reused_and_the_only_thing_deleted(cluster,
     (neighbour / "data").write_text("not ours")
 
     cluster.play("apply.yml")
-    marker = storage_safety.device_storage.spillway_device_label(CLUSTER, "scratch/localhost")
-    assert (node_dir / ".spillway-owner").read_text().strip() == marker
+    record = json.loads((node_dir / ".spillway-owner.json").read_text())
+    root_record = json.loads((cluster.root / ".spillway-owner.json").read_text())
+    assert (record["cluster"], record["cluster_id"]) == (CLUSTER, root_record["cluster_id"])
     assert (cluster.root / "mnt/scratch").resolve() == node_dir
     assert (node_dir / "hdfs/data").is_dir() and (node_dir / "local/spark").is_dir()
     backend = cluster.storage_json()["backends"]["scratch"]
@@ -103,9 +105,9 @@ def test_unmarked_per_node_directory_is_neither_taken_nor_deleted(cluster, on_sh
     (node_dir / "results.csv").write_text("someone's")
 
     output = refusal(cluster, "apply.yml")
-    assert f"{node_dir} exists and is not the harness's" in output
+    assert f"refusing to use {node_dir}: it exists, is not empty and has no ownership record" in output
     assert sorted(p.name for p in node_dir.iterdir()) == ["results.csv"]
 
     output = refusal(cluster, "teardown.yml")
-    assert f"kept {node_dir}: it has no" in output
+    assert f"refusing to delete {node_dir}: it has no ownership record" in output
     assert (node_dir / "results.csv").read_text() == "someone's"

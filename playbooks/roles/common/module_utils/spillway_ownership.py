@@ -1,0 +1,1 @@
+../../../../spillway/ownership.py
