@@ -41,6 +41,11 @@ EMULATED := $(shell grep -qs '^spillway_emulation:' inventories/$(CLUSTER)/group
 EMU      := $(PY) -m emulation
 # A bench holds its cluster (spillway/clusterlock.py): what would destroy or disturb it refuses while it runs.
 NOT_BUSY = python3 -m spillway.clusterlock check
+# Every action that touches hosts runs under HOLD: the inventory is validated as Ansible will see it (host and
+# group variables merged, no resource shared with another inventory) and the cluster and each of its resources
+# (hosts, folders, devices, namespaces, subnet) are held until the command ends, so that no other action of any
+# inventory sharing one of them runs meanwhile (docs/safety.md). Refused: exit 2, nothing touched.
+HOLD = $(PY) -m spillway.clusterlock run $(CLUSTER) --as
 REQUIRE_EMULATED = test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' is not emulated (no spillway_emulation in inventories/$(CLUSTER)/group_vars/all.yml)" >&2; exit 2; }
 
 help: ## Show the targets and their variables
@@ -75,7 +80,7 @@ venv: $(VENV)/.installed
 
 setup: venv
 	@$(CHECK)
-	@$(PLAY) playbooks/setup.yml
+	@$(HOLD) 'make setup CLUSTER=$(CLUSTER)' -- $(PLAY) playbooks/setup.yml
 
 # RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
 # then only the options written on make's command line are passed on (each must agree with the run's).
@@ -150,18 +155,17 @@ preflight: venv ## read-only checks of every host before provisioning, one table
 teardown: venv
 	@$(NOT_BUSY) $(CLUSTER)
 	@$(CHECK)
-	@$(if $(EMULATED),! $(EMU) is-up --cluster $(CLUSTER) || )$(PLAY) playbooks/teardown.yml
-	$(if $(EMULATED),@$(EMU) down --cluster $(CLUSTER))
+	@$(HOLD) 'make teardown CLUSTER=$(CLUSTER)' -- sh -c '$(if $(EMULATED),! $(EMU) is-up --cluster $(CLUSTER) || )$(PLAY) playbooks/teardown.yml$(if $(EMULATED), && $(EMU) down --cluster $(CLUSTER))'
 
 cluster-up: venv ## create an emulated cluster's nodes (docs/emulated-cluster.md)
 	@$(REQUIRE_EMULATED)
 	@$(CHECK)
-	@$(EMU) up --cluster $(CLUSTER)
+	@$(HOLD) 'make cluster-up CLUSTER=$(CLUSTER)' -- $(EMU) up --cluster $(CLUSTER)
 
 cluster-down: venv ## remove an emulated cluster's nodes without the teardown playbook
 	@$(REQUIRE_EMULATED)
 	@$(NOT_BUSY) $(CLUSTER)
-	@$(EMU) down --cluster $(CLUSTER)
+	@$(HOLD) 'make cluster-down CLUSTER=$(CLUSTER)' -- $(EMU) down --cluster $(CLUSTER)
 
 # The monitoring role writes the URLs on the controller (docs/monitoring.md); this reads them where that is this host.
 MONITORING_JSON := /var/lib/spillway/$(CLUSTER)/monitoring.json

@@ -3,6 +3,8 @@
 Every problem names the file, the field and what is allowed, so that the user can fix the
 inventory without reading code.
 """
+import copy
+import difflib
 import hashlib
 import os
 import re
@@ -14,7 +16,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from spillway import INVENTORIES, REPO
+from spillway import INVENTORIES, REPO, inventory_files
 from spillway.preflight import available_clusters
 
 ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
@@ -118,57 +120,63 @@ def storage_profiles():
     return yaml.safe_load((INVENTORIES / "storage-profiles.yml").read_text())
 
 
-def _read_yaml(path, problems):
-    try:
-        return yaml.safe_load(path.read_text()) or {}
-    except FileNotFoundError:
-        problems.append(f"{path}: missing (an inventory needs hosts.yml and group_vars/all.yml)")
-    except yaml.YAMLError as err:
-        problems.append(f"{path}: not valid YAML: {err}")
-    return {}
-
-
-def _walk_groups(name, node, groups, host_vars, group_vars_stack):
-    """Flatten Ansible's YAML inventory tree into group -> hosts, keeping per-host vars."""
-    node = node or {}
-    inherited = {**group_vars_stack, **(node.get("vars") or {})}
-    members = groups.setdefault(name, [])
-    for host, hvars in (node.get("hosts") or {}).items():
-        members.append(host)
-        host_vars[host] = {**inherited, **host_vars.get(host, {}), **(hvars or {})}
-    for child, child_node in (node.get("children") or {}).items():
-        _walk_groups(child, child_node, groups, host_vars, inherited)
-        members.extend(groups[child])
-
-
 def _schema():
-    schema = yaml.safe_load((INVENTORIES / "schema.yml").read_text())
-    profile_names = sorted(storage_profiles()["profiles"])
-    backend = schema["properties"]["spillway_backends"]["additionalProperties"]
-    backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
-    return schema
+    global _SCHEMA
+    if _SCHEMA is None:
+        schema = yaml.safe_load((INVENTORIES / "schema.yml").read_text())
+        profile_names = sorted(storage_profiles()["profiles"])
+        backend = schema["properties"]["spillway_backends"]["additionalProperties"]
+        backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
+        _SCHEMA = schema
+    return copy.deepcopy(_SCHEMA)
+
+
+_SCHEMA = None
+# What the harness reads once for the whole cluster, from group_vars/all.yml (placement, manifest, emulation, the
+# port check, teardown; the Makefile greps it for spillway_emulation): set anywhere else, Ansible would provision
+# hosts differently from what the harness plans, checks, records and tears down.
+CLUSTER_WIDE = ("spillway_cluster", "spillway_backends", "spillway_placement", "spillway_emulation",
+                "spillway_monitoring", "spillway_workload_parameters", "hadoop_ports")
+
+
+def known_variables():
+    """Every spillway_* variable an inventory may set: the schema's and the roles' (defaults and argument specs)."""
+    names = set(_schema()["properties"])
+    roles = REPO / "playbooks" / "roles"
+    for spec_file in roles.glob("*/meta/argument_specs.yml"):
+        for spec in (yaml.safe_load(spec_file.read_text()).get("argument_specs") or {}).values():
+            names |= set((spec or {}).get("options") or {})
+    for defaults in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
+        names |= set(yaml.safe_load(defaults.read_text()) or {})
+    return sorted(n for n in names if n.startswith("spillway_"))
 
 
 def _field(error):
     return ".".join(str(p) for p in error.absolute_path) or "(top level)"
 
 
-def load(name):
-    """Load and validate inventories/<name>; raise InventoryError listing every problem."""
+def _short(value):
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def load(name, check_overlaps=True):
+    """Load and validate inventories/<name> as Ansible will see it; raise InventoryError listing every problem.
+    check_overlaps: also refuse resources that another inventory under inventories/ uses (spillway.resources)."""
     root = INVENTORIES / name
     if not (root / "hosts.yml").is_file():
         raise InventoryError([f"unknown cluster '{name}': no inventories/{name}/hosts.yml. "
                               f"Clusters: {', '.join(available_clusters())}"])
-    problems = []
     hosts_file = root / "hosts.yml"
     vars_file = root / "group_vars" / "all.yml"
-    tree = _read_yaml(hosts_file, problems)
-    variables = _read_yaml(vars_file, problems)
-    if problems:
-        raise InventoryError(problems)
-
-    groups, host_vars = {}, {}
-    _walk_groups("all", tree.get("all"), groups, host_vars, {})
+    try:
+        eff = inventory_files.read(root)
+    except inventory_files.InventoryFileError as err:
+        raise InventoryError(err.problems) from None
+    problems = []
+    groups = {g: eff.members(g) for g in eff.groups}
+    host_vars = eff.host_vars
+    variables = eff.all_vars
     for group in ROLE_GROUPS:
         if not groups.get(group):
             problems.append(f"{hosts_file}: all.children.{group}: no host has the role '{group}'; "
@@ -183,12 +191,36 @@ def load(name):
             problems.append(f"{hosts_file}: host '{host}' has no role: put it under one of "
                             f"{', '.join(ROLE_GROUPS + SERVICE_GROUPS)} (or remove it)")
 
+    known = known_variables()
+    for source, values in eff.sources:
+        for variable in values:
+            if variable.startswith("spillway_") and variable not in known:
+                close = difflib.get_close_matches(variable, known, n=1, cutoff=0.6)
+                problems.append(f"{source}: {variable}: not a spillway variable (Ansible would pass it on unused); "
+                                + (f"did you mean '{close[0]}'?" if close else
+                                   f"the variables are {', '.join(known)}"))
+
+    def where(variable):
+        source = eff.all_sources.get(variable)
+        return str(source) if source and source.file != vars_file else str(vars_file)
+
     validator = jsonschema.Draft202012Validator(_schema())
-    for error in sorted(validator.iter_errors(variables), key=lambda e: list(e.absolute_path)):
-        problems.append(f"{vars_file}: {_field(error)}: {error.message}")
+    for error in sorted(validator.iter_errors(variables), key=lambda e: [str(p) for p in e.absolute_path]):
+        top = str(error.absolute_path[0]) if error.absolute_path else None
+        problems.append(f"{where(top)}: {_field(error)}: {error.message[:300]}")
+
+    for source, values in eff.sources:
+        for variable in CLUSTER_WIDE:
+            if variable in values and source.file != vars_file:
+                problems.append(f"{source}: {variable}: set here, where it can differ from host to host; the harness "
+                                f"reads one {variable} for the whole cluster from {vars_file} (it plans, checks, "
+                                f"records and tears down by it): move it there")
 
     if not problems:
-        problems += _cross_checks(name, vars_file, variables, host_vars, groups)
+        problems += _cross_checks(name, vars_file, variables, host_vars, groups, eff.host_sources)
+    if not problems and check_overlaps:
+        from spillway import resources
+        problems += resources.overlaps(name, eff, variables, groups)
     if problems:
         raise InventoryError(problems)
 
@@ -201,7 +233,7 @@ def load(name):
                      files=[str(p.relative_to(INVENTORIES.parent)) for p in files])
 
 
-def _cross_checks(name, vars_file, variables, host_vars, groups):
+def _cross_checks(name, vars_file, variables, host_vars, groups, host_sources):
     problems = []
     if variables["spillway_cluster"] != name:
         problems.append(f"{vars_file}: spillway_cluster: is '{variables['spillway_cluster']}' but the "
@@ -222,12 +254,12 @@ def _cross_checks(name, vars_file, variables, host_vars, groups):
                             "workers: a storage server of a harness-built GlusterFS volume cannot also be a worker "
                             "(each has its own disks); give the volume servers of their own")
     safe_path = re.compile(_schema()["$defs"]["safe_path"]["pattern"])
-    hosts_file = Path(vars_file).parents[1] / "hosts.yml"
     for host, values in sorted(host_vars.items()):
         for variable in PATH_VARIABLES:
             value = (values or {}).get(variable)
             if value is not None and not (isinstance(value, str) and safe_path.search(value)):
-                problems.append(f"{hosts_file}: {host}: {variable}: {str(value)[:80]!r} is not a safe absolute path "
+                problems.append(f"{host_sources[host][variable]}: {host}: {variable}: {str(value)[:80]!r} is not a "
+                                "safe absolute path "
                                 "(letters, digits and . _ + - between slashes, no . or .. component); it reaches "
                                 "shell commands as root, so give a plain path such as /var/lib/spillway/<cluster>")
     local_only = all_local(groups.get("workers", []), host_vars, variables)

@@ -134,7 +134,7 @@ class Bench(Resuming):
 
     # -- the bench -------------------------------------------------------------------------------
     def execute(self):
-        with clusterlock.held(self.inventory.name, f"a bench on {self.inventory.name}"), \
+        with clusterlock.held(self.inventory.name, f"a bench on {self.inventory.name}", self.inventory), \
                 stop_signals_interrupt() as self.stop_signals:
             if self.resumed:
                 return self._run(self._reopen())
