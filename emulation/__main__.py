@@ -6,6 +6,7 @@ import sys
 from emulation import cluster
 from emulation.config import EmulationError, load
 from spillway.inventory import InventoryError
+from spillway.ownership import OwnershipError
 
 
 def main(argv=None):
@@ -33,7 +34,7 @@ def main(argv=None):
             left = cluster.leftovers(emulation)
             print("\n".join(left) if left else "nothing")
             return 1 if left else 0
-    except (EmulationError, InventoryError) as err:
+    except (EmulationError, InventoryError, OwnershipError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return 0

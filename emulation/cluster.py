@@ -1,8 +1,11 @@
 """Bring an emulated cluster up, report on it, take it down (root; ip, tc, unshare, sshd, nc).
 
 Every object made on the machine carries the emulation's prefix (namespaces) or lives below its state_dir, and
-`down` removes only those: processes inside the cluster's namespaces, loop devices whose backing image is a
-node's, their throttle rules, the namespaces (with their veths and bridge) and state_dir.
+is the cluster's by ownership record (spillway/ownership.py, docs/safety.md): state_dir's record names the cluster
+and lists the namespaces and the machine link it made; each node's root carries the same cluster id. `down` checks
+all of it before it touches anything, then removes only those: processes inside the recorded namespaces, loop
+devices whose backing image is a node's, their throttle rules, the namespaces (with their veths and bridge) and
+state_dir.
 """
 import json
 import os
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from emulation.config import (EmulationError, etc_hosts, is_own_loop_backing, known_hosts_line, node_command,
                               node_environment, rate_bits, sshd_config, tbf_args)
+from spillway import ownership
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
 THROTTLE_KNOBS = ("read_bps", "write_bps", "read_iops", "write_iops")
@@ -117,7 +121,108 @@ def leftovers(emulation):
     return found
 
 
+# -- ownership --------------------------------------------------------------------------------------------
+def network_names(emulation):
+    """The objects of the machine that cannot hold a record, as state_dir's record lists them ("owns")."""
+    names = [f"netns:{ns}" for ns in emulation.namespaces]
+    return names + ([f"link:{emulation.machine_link}"] if emulation.machine_address else [])
+
+
+def existing_network_names(emulation):
+    """Which of this emulation's names exist on the machine now, whoever made them."""
+    namespaces = existing_namespaces()
+    found = {f"netns:{ns}" for ns in emulation.namespaces if ns in namespaces}
+    if emulation.machine_link in machine_links():
+        found.add(f"link:{emulation.machine_link}")
+    return found
+
+
+def node_root_dir(emulation, node):
+    """A node's spillway_root as the machine sees it: below the node directory bound over /var/lib/spillway."""
+    return emulation.node_dir(node) / "spillway" / Path(node.spillway_root).name
+
+
+def legacy_state_dir(emulation):
+    """Whether an unrecorded state_dir is unambiguously this cluster's from before ownership records: its client
+    key is the one `up` generated for this cluster (comment spillway-<cluster>)."""
+    try:
+        return Path(f"{emulation.key_file}.pub").read_text().split()[2:3] == [f"spillway-{emulation.cluster}"]
+    except (OSError, IndexError):
+        return False
+
+
+def legacy_network_names(emulation):
+    """The existing network objects an adopted state_dir made before records: the namespaces whose sshd is the one
+    its pid files name; the bridge namespace and machine link with them."""
+    names = {f"netns:{node.namespace(emulation.prefix)}" for node in emulation.nodes if node_pid(emulation, node)}
+    if names:
+        names |= {f"netns:{emulation.bridge_namespace}", f"link:{emulation.machine_link}"}
+    return names
+
+
+def fix_for(emulation):
+    return (f"Fix: state_dir and prefix in spillway_emulation of inventories/{emulation.cluster}/group_vars/all.yml "
+            "must be this cluster's own (a copied inventory keeps the original's: give it its own); if they are this "
+            "cluster's from before ownership records, `make cluster-up CLUSTER=" + emulation.cluster + "` records "
+            f"them (when {emulation.key_file}.pub is the cluster's), then make teardown")
+
+
+def claim(emulation):
+    """Make state_dir this cluster's (create, or adopt an unambiguous one from before records) and record the
+    network objects `up` will make; refuses, before anything is made, a state_dir, a namespace or a link of these
+    names that another cluster (or nobody) owns. Returns the record."""
+    is_dir = emulation.state_dir.is_dir() and not emulation.state_dir.is_symlink()
+    prior = ownership.read_record(emulation.state_dir) if is_dir else None
+    if prior is not None:
+        ownership.check(emulation.state_dir, emulation.cluster, action="use", fix=fix_for(emulation))
+    adopted = is_dir and prior is None and legacy_state_dir(emulation)
+    owned = set(prior["owns"]) if prior else set()
+    foreign = existing_network_names(emulation) - owned - (legacy_network_names(emulation) if adopted else set())
+    if foreign:
+        raise ownership.OwnershipError(
+            f"refusing to use {', '.join(sorted(foreign))}: they exist on the machine and no record of cluster "
+            f"'{emulation.cluster}' in {emulation.state_dir} lists them, so another cluster made them "
+            f"(prefix {emulation.prefix}). " + fix_for(emulation))
+    record, _ = ownership.claim(emulation.state_dir, emulation.cluster, resource="emulation state_dir",
+                                adopt=adopted, fix=fix_for(emulation), mode=0o755)
+    owned = set(record.get("owns", []))
+    wanted = owned | set(network_names(emulation))
+    if wanted != owned:
+        record = {**record, "owns": sorted(wanted)}
+        ownership.write_record(emulation.state_dir, record)
+    return record
+
+
+def check_owned(emulation):
+    """Before `down` or a teardown touches anything: state_dir's record names this cluster and lists every existing
+    namespace and link of its names, and every node root present carries its id. Returns the record, None when
+    nothing of the emulation exists."""
+    present = existing_network_names(emulation)
+    if not os.path.lexists(emulation.state_dir):
+        if present:
+            raise ownership.OwnershipError(
+                f"refusing to remove {', '.join(sorted(present))}: no state_dir {emulation.state_dir} with an "
+                f"ownership record of cluster '{emulation.cluster}' lists them. Fix: if they are this cluster's, "
+                "delete them by hand (ip netns delete <name>, ip link delete <name>); otherwise they are another "
+                "cluster's: " + fix_for(emulation))
+        return None
+    record = ownership.check(emulation.state_dir, emulation.cluster, action="remove the emulation in",
+                             fix=fix_for(emulation))
+    foreign = present - set(record.get("owns", []))
+    if foreign:
+        raise ownership.OwnershipError(
+            f"refusing to remove {', '.join(sorted(foreign))}: the record of {emulation.state_dir} "
+            f"({ownership.found_text(record)}) does not list them: another cluster made them. " + fix_for(emulation))
+    for node in emulation.nodes:
+        root = node_root_dir(emulation, node)
+        if os.path.lexists(root):
+            ownership.check(root, emulation.cluster, record["cluster_id"], action="remove the emulation in")
+    return record
+
+
 def is_up(emulation):
+    if check_owned(emulation) is None:
+        return False
     state = status(emulation)
     return state["bridge_namespace"] and all(n["sshd_pid"] for n in state["nodes"].values())
 
@@ -150,8 +255,9 @@ def write_if_changed(path, text, mode=0o644):
     os.chmod(path, mode)
 
 
-def prepare_files(emulation):
-    """Keys, per-node directories and configuration below state_dir (kept across up/down of the nodes)."""
+def prepare_files(emulation, record):
+    """Keys, per-node directories and configuration below state_dir (kept across up/down of the nodes); each node's
+    root recorded with the state_dir's cluster id before Ansible writes into it."""
     ssh_dir = emulation.state_dir / "ssh"
     ssh_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     if not emulation.key_file.exists():
@@ -163,6 +269,9 @@ def prepare_files(emulation):
         node_dir = emulation.node_dir(node)
         for sub in ("spillway", "root/.ssh", "srv"):
             (node_dir / sub).mkdir(parents=True, exist_ok=True)
+        # below the recorded state_dir, so an unrecorded root there is this cluster's from before records
+        ownership.claim(node_root_dir(emulation, node), emulation.cluster, record["cluster_id"],
+                        resource=f"spillway_root of emulated node {node.name}", adopt=True)
         (node_dir / "tmp").mkdir(exist_ok=True)
         os.chmod(node_dir / "tmp", 0o1777)
         host_key = node_dir / "ssh_host_ed25519_key"
@@ -271,7 +380,8 @@ def up(emulation):
     """Create what is missing; with everything up, change nothing. Returns what was created."""
     check_machine(emulation)
     created = []
-    prepare_files(emulation)
+    record = claim(emulation)
+    prepare_files(emulation, record)
     ensure_network(emulation, created)
     for node in emulation.nodes:
         start_node(emulation, node, created)
@@ -315,6 +425,8 @@ def remove_loops(emulation):
 
 def down(emulation):
     """Remove everything of the emulation; returns what was removed. Run teardown.yml first for a clean stop."""
+    if check_owned(emulation) is None:
+        return []
     removed = []
     stopped = stop_processes(emulation)
     if stopped:
@@ -332,7 +444,7 @@ def down(emulation):
         held = mounts_below(emulation.state_dir)
         if held:
             raise EmulationError(f"still mounted below {emulation.state_dir}: {', '.join(held)}; not removing it")
-        shutil.rmtree(emulation.state_dir)
+        ownership.remove(emulation.state_dir, emulation.cluster, fix=fix_for(emulation))
         removed.append(f"directory {emulation.state_dir}")
     # The parent that `up` created for every emulated cluster's state, once the last one is gone.
     if emulation.state_dir.parent.name == "spillway-emulation":

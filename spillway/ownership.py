@@ -108,9 +108,9 @@ def check(directory, cluster, cluster_id=None, *, action="delete", fix=None):
         raise OwnershipError(
             f"refusing to {action} {directory}: its ownership record ({record_path(directory)}) names "
             f"{found_text(record)}, not the expected {expected_text(cluster, cluster_id)}: it belongs to another "
-            f"cluster (or another installation of '{record['cluster']}'). Fix: act on it with its own cluster's "
-            f"inventory (make teardown CLUSTER={record['cluster']}), or correct the inventory so that it does not "
-            "name this path")
+            f"cluster (or another installation of '{record['cluster']}'). " + (
+                fix or f"Fix: act on it with its own cluster's inventory (make teardown CLUSTER={record['cluster']}), "
+                "or correct the inventory so that it does not name this path"))
     return record
 
 
