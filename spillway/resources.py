@@ -202,9 +202,14 @@ def overlaps(name, eff, variables, groups):
             theirs = of(folder.name, other, other.all_vars, other_groups)
         except (TypeError, AttributeError, ValueError):
             continue
+        named = set()
         for resource in mine:
             for their in theirs:
                 how = clash(resource, their)
+                if how and resource.kind == "name":
+                    if resource.field in named:
+                        break  # one prefix makes every namespace name: its first clash says it
+                    named.add(resource.field)
                 if how:
                     problems.append(
                         f"{resource.file}: {resource.field}: {resource.describe()} of inventory '{name}' is {how} "

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spillway import REPO, inventory, inventory_files
 from spillway.inventory import InventoryError
+from scratch_inventories import cluster_name, copy_cluster, decoy, edit_yaml, run, scratch_repo  # noqa: F401
 
 ANSIBLE_INVENTORY = REPO / ".venv" / "bin" / "ansible-inventory"
 
@@ -42,12 +43,6 @@ def one_problem(cluster, *words):
     matching = [p for p in problems if all(w in p for w in words)]
     assert matching, f"no problem holds {words}: {problems}"
     return matching[0]
-
-
-def edit_yaml(path, change):
-    data = yaml.safe_load(path.read_text())
-    change(data)
-    path.write_text(yaml.safe_dump(data))
 
 
 # --- What Ansible sees is what is validated -------------------------------------------------------------------
@@ -212,51 +207,6 @@ def test_vault_values_and_unsafe_tags_are_read_as_ansible_reads_them(inventories
 
 
 # --- The commands: refused before anything is touched, exit non-zero, no traceback -------------------------------
-
-def scratch_repo(tmp_path):
-    """A checkout whose inventories/ is a scratch copy: the Makefile, the harness's Python (copied, so that it finds
-    this inventories/), the rest linked. Commands run there touch nothing of the real checkout's inventories."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    for name in ("Makefile", "ansible.cfg"):
-        shutil.copy(REPO / name, repo / name)
-    for name in ("spillway", "emulation"):
-        shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "inventories", repo / "inventories")
-    for name in ("playbooks", "workloads", "collectors", ".venv", "requirements.txt"):
-        (repo / name).symlink_to(REPO / name)
-    return repo
-
-
-def run(repo, *argv):
-    return subprocess.run(list(argv), cwd=repo, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=300)
-
-
-@pytest.fixture
-def decoy(tmp_path):
-    """Stands for what a command would touch: it must survive byte-identical."""
-    path = tmp_path / "decoy" / "state"
-    path.parent.mkdir()
-    path.write_bytes(b"another cluster's state\n")
-    return path
-
-
-@pytest.fixture
-def cluster_name(tmp_path):
-    """A cluster name of this test alone: the locks in /run/lock are the machine's, and a real cluster's name
-    could be held by a bench of it."""
-    name = f"t17-{tmp_path.parent.name[-6:]}-{tmp_path.name[-2:]}".lower().replace("_", "-")
-    yield name
-    Path(f"/run/lock/spillway-{name}.lock").unlink(missing_ok=True)
-
-
-def copy_cluster(inventories, source, name, **group_vars):
-    """inventories/<name>: a copy of inventories/<source> (the README's own recipe), spillway_cluster set."""
-    shutil.copytree(inventories / source, inventories / name)
-    edit_yaml(inventories / name / "group_vars" / "all.yml", lambda d: d.update(spillway_cluster=name, **group_vars))
-    return inventories / name
-
 
 @pytest.mark.parametrize("command", [
     ["make", "--no-print-directory", "teardown"],
