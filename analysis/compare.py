@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import metrics, safeio
+from . import devices, metrics, safeio
 from .formatting import now_utc
-from .parsers.manifest import workloads_table
+from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
-from .rundir import RESULTS_DIR, load_manifest, resolve_run_dir
+from .rundir import RESULTS_DIR, resolve_run_dir
+from .stages import with_application_order
 from .tables import build_tables, load_tables
 
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os")
@@ -37,12 +38,8 @@ class Run:
     label: str = ""          # what tells this run apart from the others compared
 
     def profile(self, backend) -> str:
-        """A backend name as the storage profile it was (`fast` -> `nvme`), the name itself for a real mount."""
-        if backend is None or pd.isna(backend):
-            return "-"
-        spec = ((self.manifest.get("storage") or {}).get("backends") or {}).get(backend) or {}
-        profile = spec.get("profile")
-        return str(profile) if profile and profile != backend else str(backend)
+        """A backend name as the storage profile it was (`fast` -> `nvme`), from the run's devices table."""
+        return devices.profile_of(self.tables["devices"], backend)
 
 
 def load_runs(refs: list[str]) -> list[Run]:
@@ -213,10 +210,9 @@ def shuffle_per_application(runs: list[Run]) -> pd.DataFrame:
         parts = []
         stages = run.tables["stages"]
         if not stages.empty and "stage_id" in stages:
-            first = stages.groupby(["workload_id", "app_id"])["submission_time_ms"].min().reset_index()
-            first["application"] = "Spark app " + first.groupby("workload_id")["submission_time_ms"].rank(
-                method="dense").astype(int).astype(str)
-            spark = stages.merge(first, on=["workload_id", "app_id"]).groupby(["workload_id", "application"])
+            ordered = with_application_order(stages)
+            spark = ordered.assign(application="Spark app " + ordered["app"].astype(str)) \
+                .groupby(["workload_id", "application"])
             parts.append(spark.agg(shuffle_write_bytes=("shuffle_write_bytes", "sum"),
                                    shuffle_read_bytes=("shuffle_read_bytes", "sum")).reset_index())
         mr = metrics.mr_job_summary(run.tables["mr_jobs"], run.tables["mr_counters"])
@@ -276,19 +272,6 @@ def fio_ratios(series: pd.DataFrame, runs: list[Run]) -> tuple[pd.DataFrame, str
     ratios["bandwidth_ratio"] = ratios["bandwidth_bytes_per_s"] / ratios["bandwidth_bytes_per_s_baseline"]
     ratios["iops_ratio"] = ratios["iops"] / ratios["iops_baseline"]
     return ratios.dropna(subset=["bandwidth_ratio"]).reset_index(drop=True), baseline
-
-
-# ---------------------------------------------------------------- how the figures name a run's devices
-
-def _device_names(run: Run) -> dict[tuple[str, str], str]:
-    """(host, kernel device) -> `device (backend profile)` from the hosts' storage facts."""
-    names = {}
-    for host, facts in (run.manifest.get("hosts") or {}).items():
-        for backend, spec in (((facts or {}).get("storage") or {}).get("backends") or {}).items():
-            for key in ("device", "lower_device"):
-                if spec.get(key):
-                    names[(host, spec[key])] = f"{spec[key]} ({run.profile(backend)})"
-    return names
 
 
 # ---------------------------------------------------------------- what differed
@@ -406,7 +389,7 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
               "compare_differences": differed}
-    views = [figures.RunView(r.run_id, r.label, r.tables, _device_names(r)) for r in runs]
+    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     run_ids = [r.run_id for r in runs]
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from . import devices
+from .formatting import number
 from .rundir import resolve_run_dir
 from .models import iomodel
 
@@ -60,9 +61,9 @@ def render_text(result: dict) -> str:
     table = [header]
     for r in stages.to_dict("records"):
         table.append([f"{r['workload']} {r['sweep']}".strip(), iomodel.stage_label(r), str(r["name"])[:38],
-                      f"{r['tasks']} tasks", iomodel.fmt(r["t_scale_s"], "s"), iomodel.fmt(r["t_read_limit_s"], "s"),
-                      iomodel.fmt(r["t_write_limit_s"], "s"), iomodel.fmt(r["predicted_s"], "s"), r["bound"],
-                      iomodel.fmt(r.get("measured_s"), "s"), iomodel.fmt(r.get("error_pct"), "%", 1)])
+                      f"{r['tasks']} tasks", number(r["t_scale_s"], "s"), number(r["t_read_limit_s"], "s"),
+                      number(r["t_write_limit_s"], "s"), number(r["predicted_s"], "s"), r["bound"],
+                      number(r.get("measured_s"), "s"), number(r.get("error_pct"), "%", 1)])
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)) for row in table]
     for app in summary.get("workloads", []):

@@ -8,40 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import metrics, safeio
+from . import devices, metrics, safeio
 from .formatting import now_utc, number, rate, utc
-from .parsers.manifest import missing_keys
+from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
-from .rundir import load_manifest
+from .presentation.model_section import model_section
 from .tables import read_tables
-
-
-def device_backends(run_dir: Path, manifest: dict) -> dict[tuple[str, str], str]:
-    """(host, kernel device) -> storage backend name: raw/<host>/storage.json, else the manifest's
-    hosts[host].storage."""
-    mapping = {}
-    hosts = set(manifest.get("hosts") or {}) | {p.name for p in (Path(run_dir) / "raw").glob("*") if p.is_dir()}
-    for host in sorted(hosts):
-        storage = {}
-        try:
-            storage = safeio.read_json(Path(run_dir) / "raw" / host / "storage.json", "manifest")
-        except (OSError, ValueError, safeio.Refused):
-            storage = ((manifest.get("hosts") or {}).get(host) or {}).get("storage") or {}
-        backends = storage.get("backends") if isinstance(storage, dict) else None
-        for backend, facts in (backends if isinstance(backends, dict) else {}).items():
-            if isinstance(facts, dict) and isinstance(facts.get("device"), str) and facts["device"]:
-                mapping[(host, facts["device"])] = backend
-    return mapping
-
-
-def local_devices(workloads: pd.DataFrame, backends: dict[tuple[str, str], str]) -> dict[tuple[str, str], str]:
-    """(host, workload_id) -> the device of the backend holding that workload run's local (shuffle) dirs."""
-    by_backend = {(host, backend): device for (host, device), backend in backends.items()}
-    hosts = sorted({host for host, _ in backends})
-    if workloads.empty or "placement_local" not in workloads:
-        return {}
-    return {(host, w.workload_id): by_backend[(host, w.placement_local)] for w in workloads.itertuples()
-            for host in hosts if (host, w.placement_local) in by_backend}
 
 
 def _problems(manifest: dict, tables: dict[str, pd.DataFrame]) -> list[str]:
@@ -102,7 +74,6 @@ class ReportSectionFailed(UserWarning):
 
 def _model_section(run_dir: Path) -> dict:
     """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
-    from .models.report_section import model_section
     try:
         return model_section(Path(run_dir))
     except Exception as error:  # noqa: BLE001 - shown in the section instead
@@ -125,9 +96,10 @@ def build_context(run_dir: Path) -> dict:
            for step in ("prepare", "run", "validate")},
         cores=lambda f: f["executor_cores"].map(lambda v: "default" if pd.isna(v) else str(int(v))))
     by_cores = metrics.stage_time_by_cores(tables["stages"], tables["workloads"])
-    backends = device_backends(run_dir, manifest)
+    backends = devices.device_backends(tables["devices"])
     requests, stages = tables["block_requests"], tables["stages"]
-    model = metrics.shuffle_request_size_model(requests, stages, local_devices(tables["workloads"], backends))
+    model = metrics.shuffle_request_size_model(requests, stages, devices.local_devices(tables["workloads"],
+                                                                                      tables["devices"]))
     cores, cores_rows = rows.cores_rows(by_cores)
     return {
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,

@@ -1,4 +1,16 @@
-"""Locating a run directory and walking its raw collector/workload outputs."""
+"""The run directory's layout, the one definition the harness (which writes it) and the analysis (which reads it)
+share: where runs live, what each holds, how a reference to a run resolves, and walking its raw outputs.
+
+    results/<run-id>/                RESULTS_DIR (SPILLWAY_RESULTS overrides it), `latest` links the newest
+        manifest.json                MANIFEST: run-level facts, every step (docs/run-directory.md)
+        logs/                        LOGS: one Ansible log per step
+        raw/<host>/<source>/<workload-id>/   RAW: what the collectors and the workload steps wrote
+        attempts/                    ATTEMPTS: a resumed workload run's earlier outputs
+        tables/*.parquet             TABLES: what the parsers made of raw/ (docs/tables.md)
+        report.html                  REPORT
+
+Standard library only: the harness imports this module and nothing else of the analysis.
+"""
 from __future__ import annotations
 
 import os
@@ -6,22 +18,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from . import safeio
-from .parsers.manifest import conform
 
 RESULTS_DIR = Path(os.environ.get("SPILLWAY_RESULTS", Path(__file__).resolve().parent.parent / "results"))
+MANIFEST = "manifest.json"
+LOGS = "logs"
+RAW = "raw"
+ATTEMPTS = "attempts"
+TABLES = "tables"
+REPORT = "report.html"
+LATEST = "latest"
 
 
-def resolve_run_dir(ref: str, results_dir: Path = RESULTS_DIR) -> Path:
+def resolve_run_dir(ref: str, results_dir: Path | None = None) -> Path:
     """A path to a run directory, a run id under results/, or `latest` (the newest run)."""
+    results_dir = RESULTS_DIR if results_dir is None else results_dir
     candidate = Path(ref)
-    if candidate.is_dir() and ((candidate / "manifest.json").exists() or (candidate / "raw").is_dir()):
+    if candidate.is_dir() and ((candidate / MANIFEST).exists() or (candidate / RAW).is_dir()):
         return candidate.resolve()
     if ref == "latest":
-        link = results_dir / "latest"
+        link = results_dir / LATEST
         if link.exists():
             return link.resolve()
-        runs = sorted(p for p in results_dir.glob("*") if p.is_dir() and (p / "manifest.json").exists())
+        runs = sorted(p for p in results_dir.glob("*") if p.is_dir() and (p / MANIFEST).exists())
         if not runs:
             raise FileNotFoundError(f"no run directory under {results_dir}: run `make bench` first")
         # Run ids start with YYYYmmdd-HHMMSS, so the name order is the time order.
@@ -33,40 +51,6 @@ def resolve_run_dir(ref: str, results_dir: Path = RESULTS_DIR) -> Path:
         f"{ref!r} is neither a run directory (with manifest.json or raw/) nor a run id under {results_dir}; "
         f"existing runs: {', '.join(sorted(p.name for p in results_dir.glob('*') if p.is_dir())) or 'none'}"
     )
-
-
-@dataclass(frozen=True)
-class ManifestReading:
-    """The run's manifest as the analysis uses it, and how reading it went: status `ok`, `missing`, `refused`
-    (a rule of analysis.safeio stopped the read), `error` (no JSON object) or `malformed` (parts without the
-    documented shape were left out: `message` names them)."""
-
-    manifest: dict
-    status: str
-    message: str = ""
-
-
-def read_manifest(run_dir: Path) -> ManifestReading:
-    path = Path(run_dir) / "manifest.json"
-    if not os.path.lexists(path):
-        return ManifestReading({}, "missing", "no manifest.json")
-    try:
-        doc = safeio.read_json(path, "manifest")
-    except safeio.Refused as error:
-        return ManifestReading({}, "refused", str(error))
-    except (OSError, ValueError) as error:
-        return ManifestReading({}, "error", f"{type(error).__name__}: {error}")
-    manifest, problems = conform(doc)
-    if not problems:
-        return ManifestReading(manifest, "ok")
-    shown = "; ".join(problems[:5]) + (f"; ... ({len(problems)} in all)" if len(problems) > 5 else "")
-    return ManifestReading(manifest, "error" if not isinstance(doc, dict) else "malformed", shown)
-
-
-def load_manifest(run_dir: Path) -> dict:
-    """The manifest, with only the documented types where it documents them (read_manifest); {} when it is
-    absent or unreadable (a partial run still gets a report)."""
-    return read_manifest(run_dir).manifest
 
 
 @dataclass(frozen=True)
@@ -90,7 +74,7 @@ def real_subdirectories(folder: Path) -> list[Path]:
 
 def raw_outputs(run_dir: Path, source: str) -> Iterator[RawOutput]:
     """Every `raw/<host>/<source>/<workload-id>/` folder of the run, in a stable order."""
-    raw = Path(run_dir) / "raw"
+    raw = Path(run_dir) / RAW
     if raw.is_symlink():
         return
     for host_dir in real_subdirectories(raw):
@@ -103,7 +87,7 @@ def raw_outputs(run_dir: Path, source: str) -> Iterator[RawOutput]:
 
 def symlinks(run_dir: Path) -> list[Path]:
     """Every symbolic link in raw/ (raw/ itself included), none followed."""
-    raw = Path(run_dir) / "raw"
+    raw = Path(run_dir) / RAW
     if raw.is_symlink():
         return [raw]
     found = []

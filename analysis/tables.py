@@ -17,7 +17,8 @@ import pyarrow as pa
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
                       pfs_client, prometheus, storage, workload_results)
-from .rundir import RawOutput, raw_outputs, read_manifest, real_subdirectories, symlinks
+from .parsers.manifest import read_manifest
+from .rundir import RawOutput, raw_outputs, real_subdirectories, symlinks
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",

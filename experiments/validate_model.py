@@ -136,6 +136,7 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
     """Fit on the profile runs, predict every target configuration; then each target alone as the profile of the
     others. Returns the printed text and one summary row per (profile, target, workload), with the error figures
     over every stage (`all`) and over the stages measured at `min_stage_s` or longer (`long`)."""
+    from analysis.formatting import number
     from analysis.models import iomodel
 
     min_stage_s = iomodel.MIN_STAGE_S if min_stage_s is None else min_stage_s
@@ -157,8 +158,8 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
             for r in joined.to_dict("records"):
                 name = f"{r['job_group']} {r['name']}".strip()
                 lines.append(f"{(r['workload'] + ' ' + r['sweep']).strip():<22} {iomodel.stage_label(r):<10} "
-                             f"{name[:40]:<40} {iomodel.fmt(r['predicted_s'], 's'):>11} {iomodel.fmt(r['measured_s'], 's'):>11} "
-                             f"{iomodel.fmt(r['error_pct'], '%', 1):>9}  {r['bound']}")
+                             f"{name[:40]:<40} {number(r['predicted_s'], 's'):>11} {number(r['measured_s'], 's'):>11} "
+                             f"{number(r['error_pct'], '%', 1):>9}  {r['bound']}")
             for app in summary.get("workloads", []):
                 rows.append({"profile": label, "target": target.label, **app,
                              "worst_stage_error_pct": app["all"]["worst_abs_error_pct"]})

@@ -6,4 +6,7 @@ INVENTORIES = REPO / "inventories"
 WORKLOADS = REPO / "workloads"
 COLLECTORS = REPO / "collectors"
 PLAYBOOKS = REPO / "playbooks"
-RESULTS = REPO / "results"
+# Where runs are written and read: the run-directory layout the harness shares with the analysis.
+from analysis.rundir import RESULTS_DIR  # noqa: E402
+
+RESULTS = RESULTS_DIR

@@ -9,6 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
+from analysis.rundir import LOGS
 from spillway import INVENTORIES
 from spillway.ansible import first_message, run_playbook
 
@@ -31,7 +32,7 @@ def run_checks(inventory, run_dir=None, extra_vars=None):
     report = folder / REPORT_NAME
     report.unlink(missing_ok=True)
     result = run_playbook(str(path), "preflight.yml", {**(extra_vars or {}), "preflight_report": str(report)},
-                          folder / "logs" / "preflight.log")
+                          folder / LOGS / "preflight.log")
     if report.is_file():
         return json.loads(report.read_text()), result.log_path
     rows = [{"host": "-", "check": "playbook", "status": "FAIL", "detail": first_message(result.failures),

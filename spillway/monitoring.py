@@ -17,6 +17,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.rundir import RAW
+
 HTTP_TIMEOUT_S = 5
 DEFAULT_SCRAPE_INTERVAL_S = 2
 # query_range returns at most 11,000 points per series; 500 keeps archives small and plots smooth.
@@ -70,7 +72,7 @@ def _escape(value):
 
 
 def archive_path(run_dir, workload_id):
-    return Path(run_dir) / "raw" / "prometheus" / f"{workload_id}.json"
+    return Path(run_dir) / RAW / "prometheus" / f"{workload_id}.json"
 
 
 def panel_queries():
@@ -113,7 +115,7 @@ class Monitoring:
         if not settings.get("enabled", True):
             return cls(scrape_interval_s=interval, disabled_reason="disabled in the inventory (spillway_monitoring)")
         controller = (inventory.groups.get("controller") or [None])[0]
-        candidates = [Path(run_dir) / "raw" / str(controller) / "monitoring.json"] if run_dir else []
+        candidates = [Path(run_dir) / RAW / str(controller) / "monitoring.json"] if run_dir else []
         if inventory.all_local:
             candidates.append(Path(spillway_root) / "monitoring.json")
         for path in candidates:

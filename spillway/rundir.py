@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+from analysis.rundir import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir
 from spillway import REPO, RESULTS
 
 SCHEMA_VERSION = 1
@@ -46,11 +47,15 @@ class RunNotResumable(Exception):
 
 
 def resolve(ref):
-    """A run directory from its id under results/, `latest`, or a path."""
-    for path in (Path(ref), RESULTS / str(ref)):
-        if (path / "manifest.json").is_file():
-            return path.resolve()
-    known = sorted(p.parent.name for p in RESULTS.glob("*/manifest.json") if not p.parent.is_symlink())
+    """A run directory from its id under results/, `latest`, or a path (analysis.rundir.resolve_run_dir), that
+    holds a manifest."""
+    try:
+        path = resolve_run_dir(str(ref), RESULTS)
+    except FileNotFoundError:
+        path = None
+    if path is not None and (path / MANIFEST).is_file():
+        return path
+    known = sorted(p.parent.name for p in RESULTS.glob(f"*/{MANIFEST}") if not p.parent.is_symlink())
     raise RunNotResumable(f"no run '{ref}': neither a run directory nor a run id under {RESULTS}"
                           + (f" (the newest: {', '.join(known[-3:])})" if known else " (there is no run yet)"))
 
@@ -119,15 +124,15 @@ class RunDirectory:
     @classmethod
     def create(cls, run_id, **facts):
         path = RESULTS / run_id
-        (path / "raw").mkdir(parents=True)
-        (path / "logs").mkdir()
+        (path / RAW).mkdir(parents=True)
+        (path / LOGS).mkdir()
         manifest = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "status": "running",
                     "started_at": utc_now(), "ended_at": None, "controller": socket.gethostname(),
                     "git": git_state(), **facts, "steps": [], "workloads": []}
         run = cls(path, manifest)
         run.save()
         run.mark_running()
-        latest = RESULTS / "latest"
+        latest = RESULTS / LATEST
         if latest.is_symlink() or not latest.exists():
             latest.unlink(missing_ok=True)
             latest.symlink_to(run_id)
@@ -137,7 +142,7 @@ class RunDirectory:
     def open_for_resume(cls, ref):
         """An existing run that has something left to do: not `completed`."""
         path = resolve(ref)
-        manifest = resumable_manifest(path / "manifest.json")
+        manifest = resumable_manifest(path / MANIFEST)
         if manifest.get("status") == "completed":
             raise RunNotResumable(f"run {manifest['run_id']} completed already (every step ok): nothing to resume; "
                                   f"`make report RUN={manifest['run_id']}` rebuilds its report")
@@ -169,26 +174,26 @@ class RunDirectory:
         its step logs) to attempts/<id>.attempt-<n>/ with the same layout, out of the analysis' way, and
         return the record's summary for its `attempts`, its step logs pointing at where they went."""
         wid = record["id"]
-        folder = f"attempts/{wid}.attempt-{attempt}"
+        folder = f"{ATTEMPTS}/{wid}.attempt-{attempt}"
         dest = self.path / folder
-        for host in sorted(p for p in (self.path / "raw").glob("*") if p.is_dir()):
+        for host in sorted(p for p in (self.path / RAW).glob("*") if p.is_dir()):
             if host.name != "prometheus":
-                move_outputs_aside(host, wid, dest / "raw" / host.name)
-        archive = self.path / "raw" / "prometheus" / f"{wid}.json"
+                move_outputs_aside(host, wid, dest / RAW / host.name)
+        archive = self.path / RAW / "prometheus" / f"{wid}.json"
         if archive.exists():
-            (dest / "raw" / "prometheus").mkdir(parents=True, exist_ok=True)
-            shutil.move(archive, dest / "raw" / "prometheus" / archive.name)
+            (dest / RAW / "prometheus").mkdir(parents=True, exist_ok=True)
+            shutil.move(archive, dest / RAW / "prometheus" / archive.name)
         steps = json.loads(json.dumps(record.get("steps", [])))
         # `<id>.<action>.log` and its `.vars.json`, also the plays recorded in no step (a stop after Ctrl-C);
         # an action has no dot, so the logs of `kmeans-0.5` are not taken for those of `kmeans-0`
-        for path in sorted((self.path / "logs").glob(f"{glob.escape(wid)}.*")):
+        for path in sorted((self.path / LOGS).glob(f"{glob.escape(wid)}.*")):
             action = path.name[len(wid) + 1:].removesuffix(".log").removesuffix(".vars.json")
             if "." not in action:
-                (dest / "logs").mkdir(parents=True, exist_ok=True)
-                shutil.move(path, dest / "logs" / path.name)
+                (dest / LOGS).mkdir(parents=True, exist_ok=True)
+                shutil.move(path, dest / LOGS / path.name)
         for step in steps:
             if step.get("log"):
-                step["log"] = f"{folder}/logs/{Path(step['log']).name}"
+                step["log"] = f"{folder}/{LOGS}/{Path(step['log']).name}"
         summary = {"attempt": attempt, "status": record.get("status"), "started_at": record.get("started_at"),
                    "ended_at": record.get("ended_at"), "steps": steps, "outputs": folder}
         if record.get("warnings"):
@@ -196,9 +201,9 @@ class RunDirectory:
         return summary
 
     def save(self):
-        tmp = self.path / ".manifest.json.tmp"
+        tmp = self.path / f".{MANIFEST}.tmp"
         tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n")
-        os.replace(tmp, self.path / "manifest.json")
+        os.replace(tmp, self.path / MANIFEST)
 
     @contextmanager
     def step(self, name, record=None, **details):

@@ -12,6 +12,7 @@ import time
 from itertools import groupby
 from pathlib import Path
 
+from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
 from spillway import REPO, clusterlock, inventory as inventory_mod, workloads as workloads_mod
 from spillway.ansible import first_message, known_causes, run_playbook
 from spillway.console import Tail, indent, say
@@ -87,7 +88,7 @@ class Bench(Resuming):
         if self.placement:  # extra vars beat group_vars: every playbook sees the placement being measured
             extra["spillway_placement"] = self.placement
         extra.update(self._monitoring_vars())
-        return run_playbook(self.inventory.name, playbook, extra, self.run.path / "logs" / f"{log_name}.log")
+        return run_playbook(self.inventory.name, playbook, extra, self.run.path / LOGS / f"{log_name}.log")
 
     def _monitoring_vars(self):
         """The MONITORING=0/1 override as extra vars, for every playbook this bench runs (none without one)."""
@@ -211,7 +212,7 @@ class Bench(Resuming):
             self.run.finish(status)
         report = self._report()
         say(f"bench {status}: {len(instances)} workload run(s){' of ' + str(len(self.instances)) if self.resumed else ''}"
-            f", manifest {self.run.path / 'manifest.json'}")
+            f", manifest {self.run.path / MANIFEST}")
         if report:
             say(str(report))
         return 0 if status == "completed" else 1
@@ -241,7 +242,7 @@ class Bench(Resuming):
 
     def _load_facts(self):
         for host in self.inventory.hosts:
-            raw = self.run.path / "raw" / host
+            raw = self.run.path / RAW / host
             facts = json.loads((raw / "facts.json").read_text()) if (raw / "facts.json").exists() else {}
             storage = raw / "storage.json"
             facts["storage"] = json.loads(storage.read_text()) if storage.exists() else None
@@ -319,7 +320,7 @@ class Bench(Resuming):
         proc = subprocess.run([sys.executable, "-m", "analysis", "report", str(self.run.path),
                                *(["--rebuild-tables"] if self.resumed else [])], cwd=REPO,
                               capture_output=True, text=True)
-        (self.run.path / "logs" / "report.log").write_text(proc.stdout + proc.stderr)
+        (self.run.path / LOGS / "report.log").write_text(proc.stdout + proc.stderr)
         took = time.monotonic() - start
         # Recorded after the fact, not with run.step(): the report reads the manifest and would
         # otherwise list its own step as still running.
@@ -331,4 +332,4 @@ class Bench(Resuming):
             say(f"{line}: FAILED ({took:.1f} s)\n{indent(proc.stderr.strip()[-2000:])}")
             return None
         say(f"{line}: ok ({took:.1f} s)")
-        return self.run.path / "report.html"
+        return self.run.path / REPORT

@@ -23,8 +23,7 @@ import pandas as pd
 import yaml
 
 from .. import devices, metrics, safeio
-from ..parsers.manifest import workloads_table
-from ..rundir import load_manifest
+from ..parsers.manifest import load_manifest, workloads_table
 from ..stages import STAGE_IDENTITY, STAGE_KEY, with_application_order, with_identity
 from ..tables import build_tables, read_table
 
@@ -56,11 +55,6 @@ IO_BOUND_MARGIN = 0.10
 # workload's samples) was measured under contention: on the 2-core tiers host such runs took up to 2x longer
 # in stages that do no I/O (docs/models.md, Accuracy), so they are left out of fits when quiet runs exist.
 LOADED_FOREIGN_CPU_PCT = 10.0
-
-
-def fmt(value, unit: str, digits: int = 2) -> str:
-    """A number with its unit for tables and reports; `-` for none."""
-    return "-" if value is None or pd.isna(value) else f"{float(value):,.{digits}f} {unit}"
 
 
 # ---------------------------------------------------------------- the paper's formulas

@@ -10,7 +10,8 @@ from IPython.display import Image, Markdown, display
 
 from ..compare import Run, _tables
 from ..parsers.manifest import workloads_table
-from ..rundir import RESULTS_DIR, load_manifest, resolve_run_dir
+from ..parsers.manifest import load_manifest
+from ..rundir import RESULTS_DIR, resolve_run_dir
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]

@@ -1,9 +1,15 @@
 """The runner's manifest.json (docs/run-directory.md): steps and what a partial run lacks."""
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import pandas as pd
+
+from .. import safeio
+from ..rundir import MANIFEST
 
 STEP_COLUMNS = ["scope", "workload_id", "name", "status", "started_at", "ended_at", "duration_s", "error"]
 EXPECTED_KEYS = ("run_id", "status", "cluster", "started_at", "ended_at", "storage", "emulation",
@@ -185,3 +191,39 @@ def _swept_parameters(manifest: dict) -> dict[str, list[str]]:
         for key, value in (workload.get("parameters") or {}).items():
             values.setdefault(workload.get("workload"), {}).setdefault(key, set()).add(str(value))
     return {name: sorted(k for k, seen in params.items() if len(seen) > 1) for name, params in values.items()}
+
+
+# ---------------------------------------------------------------- reading manifest.json
+
+@dataclass(frozen=True)
+class ManifestReading:
+    """The run's manifest as the analysis uses it, and how reading it went: status `ok`, `missing`, `refused`
+    (a rule of analysis.safeio stopped the read), `error` (no JSON object) or `malformed` (parts without the
+    documented shape were left out: `message` names them)."""
+
+    manifest: dict
+    status: str
+    message: str = ""
+
+
+def read_manifest(run_dir: Path) -> ManifestReading:
+    path = Path(run_dir) / MANIFEST
+    if not os.path.lexists(path):
+        return ManifestReading({}, "missing", "no manifest.json")
+    try:
+        doc = safeio.read_json(path, "manifest")
+    except safeio.Refused as error:
+        return ManifestReading({}, "refused", str(error))
+    except (OSError, ValueError) as error:
+        return ManifestReading({}, "error", f"{type(error).__name__}: {error}")
+    manifest, problems = conform(doc)
+    if not problems:
+        return ManifestReading(manifest, "ok")
+    shown = "; ".join(problems[:5]) + (f"; ... ({len(problems)} in all)" if len(problems) > 5 else "")
+    return ManifestReading(manifest, "error" if not isinstance(doc, dict) else "malformed", shown)
+
+
+def load_manifest(run_dir: Path) -> dict:
+    """The manifest, with only the documented types where it documents them (read_manifest); {} when it is
+    absent or unreadable (a partial run still gets a report)."""
+    return read_manifest(run_dir).manifest

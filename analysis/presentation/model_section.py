@@ -1,11 +1,12 @@
-"""The report's "Model" section: per measured configuration of the run, the I/O-aware model's stage times
+"""The report's "Model" section (presentation of analysis.models): per measured configuration of the run, the I/O-aware model's stage times
 (predicted from the run's other configurations when it has any, else the in-sample fit), the error against
 what was measured, and the Monotasks bottleneck of each stage."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from . import bottleneck, iomodel
+from ..formatting import number
+from ..models import bottleneck, iomodel
 
 
 def _same(a: iomodel.Configuration, b: iomodel.Configuration) -> bool:
@@ -48,17 +49,17 @@ def model_section(run_dir: Path) -> dict:
         for r in merged.to_dict("records"):
             resource = r.get("bottleneck")
             rows.append({"stage": iomodel.stage_label(r), "name": r["name"], "tasks": r["tasks"],
-                         "t_scale": iomodel.fmt(r["t_scale_s"], "s"), "read": iomodel.fmt(r["t_read_limit_s"], "s"),
-                         "write": iomodel.fmt(r["t_write_limit_s"], "s"), "predicted": iomodel.fmt(r["predicted_s"], "s"),
-                         "bound": r["bound"], "measured": iomodel.fmt(r["measured_s"], "s"),
-                         "error": iomodel.fmt(r["error_pct"], "%", 1),
-                         "ideal": " / ".join(iomodel.fmt(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
+                         "t_scale": number(r["t_scale_s"], "s"), "read": number(r["t_read_limit_s"], "s"),
+                         "write": number(r["t_write_limit_s"], "s"), "predicted": number(r["predicted_s"], "s"),
+                         "bound": r["bound"], "measured": number(r["measured_s"], "s"),
+                         "error": number(r["error_pct"], "%", 1),
+                         "ideal": " / ".join(number(r.get(f"ideal_{x}_s"), "s") for x in bottleneck.RESOURCES),
                          "bottleneck": resource if isinstance(resource, str) else "-",
-                         "without": iomodel.fmt(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
+                         "without": number(r.get(f"{resource}_infinite_s"), "s") if isinstance(resource, str) else "-"})
         summary = evaluation.summary
         tables.append({"workload_id": config.workload_id, "configuration": config.label, "rows": rows,
                        "basis": _basis(others),
-                       "median": iomodel.fmt(summary.get("median_abs_error_pct"), "%", 1),
-                       "worst": iomodel.fmt(summary.get("worst_stage_error_pct"), "%", 1),
+                       "median": number(summary.get("median_abs_error_pct"), "%", 1),
+                       "worst": number(summary.get("worst_stage_error_pct"), "%", 1),
                        "sources": sorted({p["bandwidth_source"] for paths in joined["io_paths"] for p in paths})})
     return {"tables": tables, "note": ""}

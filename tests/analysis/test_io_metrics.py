@@ -15,7 +15,8 @@ import pandas as pd
 import pytest
 
 from analysis import metrics
-from analysis.report import device_backends, local_devices, write_report
+from analysis import devices
+from analysis.report import write_report
 from analysis.tables import build_tables
 
 
@@ -165,13 +166,17 @@ def test_stage_io_rate_keeps_the_bytes(tables):
 
 
 def test_backends_from_storage_json_then_manifest(run_dir):
-    manifest = {"hosts": {"vm": {"storage": {"backends": {"ssd": {"device": "loop3"}}}},
-                          "other": {"storage": {"backends": {"hdd": {"device": "loop1"}}}}}}
+    """A host's raw storage.json wins over the manifest's copy; a host without one takes the manifest's."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    manifest["hosts"] = {"vm": {"storage": {"backends": {"ssd": {"device": "loop3"}}}},
+                         "other": {"storage": {"backends": {"hdd": {"device": "loop1"}}}}}
+    (run_dir / "manifest.json").write_text(json.dumps(manifest))
     (run_dir / "raw" / "vm" / "storage.json").write_text(json.dumps({"backends": {"hdd": {"device": "vda"}}}))
-    backends = device_backends(run_dir, manifest)
-    assert backends == {("vm", "vda"): "hdd", ("other", "loop1"): "hdd"}
+    table = build_tables(run_dir)["devices"]
+    assert devices.device_backends(table) == {("vm", "vda"): "hdd", ("other", "loop1"): "hdd"}
     workloads = pd.DataFrame({"workload_id": ["w1", "w2"], "placement_local": ["hdd", "ssd"]})
-    assert local_devices(workloads, backends) == {("vm", "w1"): "vda", ("other", "w1"): "loop1"}
+    assert devices.local_devices(workloads, table) == {("vm", "w1"): "vda", ("other", "w1"): "loop1"}
+    assert devices.device_labels(table)[("vm", "vda")] == "vda (hdd)"   # the manifest's storage: profile hdd
 
 
 def test_report_shows_the_io_sections(run_dir):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.models.report_section import model_section
+from analysis.presentation.model_section import model_section
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
 
@@ -30,10 +30,9 @@ def _model_html(run: Path) -> str:
     return html[start:html.index('id="sources"', start)]
 
 
-def test_model_section_predicts_each_placement_from_the_others(tmp_path, monkeypatch):
-    # No results/ beside the run: the run has no fio sweep of its own, so the model must use the profiles' caps
-    # (a report is a function of its run; another run's sweep is a source only when given).
-    monkeypatch.setattr("analysis.rundir.RESULTS_DIR", tmp_path / "no-results")
+def test_model_section_predicts_each_placement_from_the_others(tmp_path):
+    # The run has no fio sweep of its own, so the model must use the profiles' caps (a report is a function of its
+    # run; another run's sweep is a source only when given).
     section = _model_html(_run_copy(tmp_path, "terasort-matrix"))
     summaries = re.findall(r"<summary><strong>(\S+)</strong> \(hdfs=(\w+) local=(\w+) P=2 N=1\): median \|error\| "
                            r"([\d.]+) %, worst stage (-?[\d.]+) %</summary>", section)
