@@ -1,45 +1,25 @@
 """One HTML page comparing several run directories (typically the same workloads on other backends or
-placements): side-by-side figures, speedup tables against a baseline, and what differed between the runs.
-
-A *configuration* is (run, HDFS placement, local-dir placement, executor cores): one run can hold several
-(PLACEMENT=matrix, CORES sweep). Its label names only what differs between the configurations compared, in
-storage-profile terms (`hdd`, `nvme`), so that a column reads as the thing being compared.
-"""
+placements): side-by-side figures, speedup tables against a baseline, and what differed between the runs. The
+runs' tables are loaded here; what is computed across them is analysis.comparison, what is drawn
+analysis.presentation."""
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from . import devices, metrics, safeio
+from . import devices, safeio
+from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, label_runs, placement_text,
+                         shuffle_per_application, stage_times, throughput_table, workload_times)
 from .formatting import now_utc
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
 from .rundir import RESULTS_DIR, resolve_run_dir
-from .stages import with_application_order
-from .tables import build_tables, load_tables
-
-HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os")
+from .tables import run_tables
 
 
 class CompareError(ValueError):
     """Bad input for a comparison (too few runs, not a run directory)."""
-
-
-@dataclass
-class Run:
-    run_dir: Path
-    run_id: str
-    manifest: dict
-    tables: dict[str, pd.DataFrame]
-    label: str = ""          # what tells this run apart from the others compared
-
-    def profile(self, backend) -> str:
-        """A backend name as the storage profile it was (`fast` -> `nvme`), from the run's devices table."""
-        return devices.profile_of(self.tables["devices"], backend)
 
 
 def load_runs(refs: list[str]) -> list[Run]:
@@ -54,320 +34,14 @@ def load_runs(refs: list[str]) -> list[Run]:
         if not (run_dir / "manifest.json").exists():
             raise CompareError(f"{run_dir} has no manifest.json: not a run directory (nothing to compare by)")
         manifest = load_manifest(run_dir)
-        tables = _tables(run_dir)
+        tables = run_tables(run_dir)
         # Always from the manifest: tables written by an older analysis may lack newer columns (warmup...).
         tables["workloads"] = workloads_table(manifest)
         runs.append(Run(run_dir, manifest.get("run_id") or run_dir.name, manifest, tables))
     if len({r.run_dir for r in runs}) < len(runs):
         raise CompareError("the same run is named twice: compare distinct runs")
-    _label_runs(runs)
+    label_runs(runs)
     return runs
-
-
-def _tables(run_dir: Path) -> dict[str, pd.DataFrame]:
-    """The run's tables; parsed in memory when tables/ is incomplete or unreadable, so that comparing never writes into a
-    run directory (a running bench's report step would otherwise take those early tables as its own)."""
-    tables = load_tables(run_dir)
-    return tables if tables is not None else build_tables(run_dir)
-
-
-def _label_runs(runs: list[Run]) -> None:
-    """Cluster name when clusters differ, else the placement in profile terms when that differs, else the id."""
-    clusters = [str(r.manifest.get("cluster", "?")) for r in runs]
-    placements = [_placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {}) for r in runs]
-    for run, cluster, placement in zip(runs, clusters, placements):
-        parts = []
-        if len(set(clusters)) > 1:
-            parts.append(cluster)
-        if len(set(placements)) > 1:
-            parts.append(placement)
-        run.label = " ".join(parts)
-    labels = [r.label for r in runs]
-    for run in runs:
-        if not run.label or labels.count(run.label) > 1:
-            run.label = f"{run.label} {run.run_id}".strip()
-
-
-def _placement_text(run: Run, placement: dict) -> str:
-    return f"HDFS {run.profile(placement.get('hdfs'))}, local {run.profile(placement.get('local'))}"
-
-
-# ---------------------------------------------------------------- configurations
-
-def _with_configuration(runs: list[Run], frames: list[pd.DataFrame]) -> pd.DataFrame:
-    """Concatenate per-run frames that carry placement_hdfs/placement_local/executor_cores, adding `run_id`
-    and the column label `configuration` (run label + placement and P where those vary)."""
-    tagged = [f.assign(run_id=r.run_id, run_label=r.label,
-                       hdfs_profile=f["placement_hdfs"].map(r.profile), local_profile=f["placement_local"].map(r.profile))
-              for r, f in zip(runs, frames) if not f.empty]
-    if not tagged:
-        return pd.DataFrame()
-    frame = pd.concat(tagged, ignore_index=True)
-    clusters = frame["run_id"].map({r.run_id: str(r.manifest.get("cluster", "?")) for r in runs})
-    labels = clusters if clusters.nunique() > 1 else pd.Series("", index=frame.index)
-    placement = "HDFS " + frame["hdfs_profile"] + ", local " + frame["local_profile"]
-    cores = frame["executor_cores"].map(lambda p: "default P" if pd.isna(p) else f"P={int(p)}")
-    for part in (placement, cores):
-        # a part joins the label only where the label so far does not already tell the configurations apart
-        if part.groupby(labels).nunique().max() > 1:
-            labels = (labels + " · " + part).str.strip(" ·")
-    # two runs alike in all of these (a rerun, another commit) are told apart by their ids
-    ambiguous = labels.eq("") | frame.groupby(labels)["run_id"].transform("nunique").gt(1)
-    frame["configuration"] = labels.where(~ambiguous, (labels + " · " + frame["run_id"]).str.strip(" ·"))
-    return frame
-
-
-def _configuration_order(frame: pd.DataFrame, runs: list[Run]) -> list[str]:
-    """Configurations in RUNS order (the first is the baseline), then placement and P order inside a run."""
-    if frame.empty:
-        return []
-    order = {r.run_id: i for i, r in enumerate(runs)}
-    keys = frame.drop_duplicates("configuration").assign(_run=lambda f: f["run_id"].map(order))
-    keys = keys.sort_values(["_run", "placement_hdfs", "placement_local", "executor_cores"], na_position="first")
-    return keys["configuration"].tolist()
-
-
-def _speedup_table(spread: pd.DataFrame, keys: list[str], order: list[str]) -> pd.DataFrame:
-    """Tidy table: one row per key and configuration with median/min/max/runs, the spread flag and the
-    speedup = baseline median / this median (> 1: faster than the baseline, the first configuration)."""
-    if spread.empty:
-        return pd.DataFrame()
-    baseline = order[0]
-    frame = spread.copy()
-    base = frame[frame["configuration"] == baseline].set_index(keys)["median"].rename("baseline_median_s")
-    frame = frame.join(base, on=keys)
-    frame["speedup_vs_baseline"] = frame["baseline_median_s"] / frame["median"]
-    frame["spread_flag"] = metrics.wide_spread(frame["median"], frame["min"], frame["max"])
-    frame = frame.rename(columns={"median": "median_s", "min": "min_s", "max": "max_s"})
-    frame["configuration"] = pd.Categorical(frame["configuration"], categories=order, ordered=True)
-    return frame.sort_values(keys + ["configuration"], ignore_index=True)
-
-
-def workload_times(runs: list[Run]) -> tuple[pd.DataFrame, list[str]]:
-    frame = _with_configuration(runs, [metrics.run_time_by_placement(r.tables["workloads"]) for r in runs])
-    order = _configuration_order(frame, runs)
-    keys = ["workload", "sweep"]
-    return _speedup_table(frame, keys, order), order
-
-
-def stage_times(runs: list[Run], order: list[str]) -> pd.DataFrame:
-    frames = [metrics.stage_time_by_cores(r.tables["stages"], r.tables["workloads"]) for r in runs]
-    frame = _with_configuration(runs, frames)
-    if frame.empty or not order:
-        return pd.DataFrame()
-    return _speedup_table(frame, ["workload", "sweep", "app", "stage_id", "name"],
-                          order + [c for c in _configuration_order(frame, runs) if c not in order])
-
-
-# ---------------------------------------------------------------- I/O volumes and throughput
-
-def _measured_io(run: Run) -> pd.DataFrame:
-    """Per measured workload run: its configuration columns, run-step seconds and what it moved (bytes)."""
-    measured = metrics.measured_runs(run.tables["workloads"])
-    io = metrics.workload_io_summary(run.tables)
-    if measured.empty or io.empty:
-        return pd.DataFrame()
-    io = io.drop(columns=[c for c in ("status", "duration_s") if c in io])
-    joined = measured.merge(io, on="workload_id", how="left")
-    for column in ("output_bytes", "mr_hdfs_written_bytes", "shuffle_write_bytes", "mr_shuffle_bytes"):
-        if column not in joined:
-            joined[column] = np.nan
-    spark_output = joined["output_bytes"].where(joined["output_bytes"] > 0)
-    joined["result_bytes"] = spark_output.fillna(joined["mr_hdfs_written_bytes"])
-    joined["shuffle_bytes"] = joined["shuffle_write_bytes"].where(joined["shuffle_write_bytes"] > 0).fillna(
-        joined["mr_shuffle_bytes"])
-    workers = len(((run.manifest.get("inventory") or {}).get("groups") or {}).get("workers") or []) or \
-        max(len(run.manifest.get("hosts") or {}), 1)
-    joined["nodes"] = workers
-    joined["cluster_bytes_per_s"] = joined["result_bytes"] / joined["run_s"]
-    joined["node_bytes_per_s"] = joined["cluster_bytes_per_s"] / workers
-    return joined
-
-
-def throughput_table(runs: list[Run], order: list[str]) -> pd.DataFrame:
-    """Cluster throughput = result size / run-step time (DataWarp's definition), per node = / worker nodes;
-    medians over measured repetitions, with the shuffle volume (Spark shuffle write, else MR shuffle bytes)."""
-    frame = _with_configuration(runs, [_measured_io(r) for r in runs])
-    if frame.empty:
-        return pd.DataFrame()
-    keys = ["workload", "sweep", "configuration"]
-    table = (frame.groupby(keys, dropna=False, observed=True)
-             .agg(result_bytes=("result_bytes", "median"), shuffle_bytes=("shuffle_bytes", "median"),
-                  run_s=("run_s", "median"), cluster_bytes_per_s=("cluster_bytes_per_s", "median"),
-                  node_bytes_per_s=("node_bytes_per_s", "median"), nodes=("nodes", "first"),
-                  runs=("run_s", "count"), run_id=("run_id", "first"))
-             .reset_index())
-    table["configuration"] = pd.Categorical(table["configuration"], categories=order, ordered=True)
-    return table.sort_values(["workload", "sweep", "configuration"], ignore_index=True)
-
-
-def shuffle_per_application(runs: list[Run]) -> pd.DataFrame:
-    """Shuffle bytes per application (Spark app, by its order in the workload run; MR job), medians over
-    measured repetitions."""
-    frames = []
-    for run in runs:
-        measured = metrics.measured_runs(run.tables["workloads"])
-        parts = []
-        stages = run.tables["stages"]
-        if not stages.empty and "stage_id" in stages:
-            ordered = with_application_order(stages)
-            spark = ordered.assign(application="Spark app " + ordered["app"].astype(str)) \
-                .groupby(["workload_id", "application"])
-            parts.append(spark.agg(shuffle_write_bytes=("shuffle_write_bytes", "sum"),
-                                   shuffle_read_bytes=("shuffle_read_bytes", "sum")).reset_index())
-        mr = metrics.mr_job_summary(run.tables["mr_jobs"], run.tables["mr_counters"])
-        if not mr.empty and "shuffle_bytes" in mr:
-            mr = mr.assign(application="MR " + mr["job_name"].fillna("job").astype(str),
-                           shuffle_write_bytes=mr.get("map_output_materialized_bytes", np.nan),
-                           shuffle_read_bytes=mr["shuffle_bytes"])
-            parts.append(mr[["workload_id", "application", "shuffle_write_bytes", "shuffle_read_bytes"]])
-        if parts and not measured.empty:
-            frames.append(pd.concat(parts, ignore_index=True).merge(
-                measured[["workload_id"] + metrics.CONFIG_COLUMNS], on="workload_id"))
-        else:
-            frames.append(pd.DataFrame())
-    frame = _with_configuration(runs, frames)
-    if frame.empty:
-        return frame
-    return (frame.groupby(["workload", "sweep", "application", "configuration"], dropna=False)
-            .agg(shuffle_write_bytes=("shuffle_write_bytes", "median"),
-                 shuffle_read_bytes=("shuffle_read_bytes", "median"), runs=("workload_id", "count"))
-            .reset_index())
-
-
-# ---------------------------------------------------------------- fio across runs
-
-def fio_series(runs: list[Run]) -> pd.DataFrame:
-    """fio curves of every run, one series per (run, backend), hosts averaged; `series` = profile + run label."""
-    frames = []
-    for run in runs:
-        curves = metrics.fio_curves(run.tables["fio"])
-        if curves.empty:
-            continue
-        curves = (curves.groupby(["backend", "rw", "direction", "block_size_bytes"], observed=True)
-                  [["bandwidth_bytes_per_s", "iops"]].mean().reset_index())
-        curves["profile"] = curves["backend"].map(run.profile)
-        curves["run_id"], curves["run_label"] = run.run_id, run.label
-        frames.append(curves)
-    if not frames:
-        return pd.DataFrame()
-    frame = pd.concat(frames, ignore_index=True)
-    one_run = frame["run_id"].nunique() == 1
-    frame["series"] = frame["profile"] if one_run else frame["profile"] + " — " + frame["run_label"]
-    return frame
-
-
-def fio_ratios(series: pd.DataFrame, runs: list[Run]) -> tuple[pd.DataFrame, str]:
-    """Each series' bandwidth and IOPS over the baseline series' at the same pattern and block size.
-    Baseline: the first run's HDFS backend (the data path the baseline configuration read from)."""
-    if series.empty:
-        return pd.DataFrame(), ""
-    first = series[series["run_id"] == series["run_id"].iloc[0]]
-    hdfs = ((runs[0].manifest.get("storage") or {}).get("placement") or {}).get("hdfs")
-    baseline = first[first["backend"] == hdfs]["series"]
-    baseline = baseline.iloc[0] if not baseline.empty else first["series"].iloc[0]
-    keys = ["rw", "direction", "block_size_bytes"]
-    base = series[series["series"] == baseline][keys + ["bandwidth_bytes_per_s", "iops"]]
-    ratios = series[series["series"] != baseline].merge(base, on=keys, how="left", suffixes=("", "_baseline"))
-    ratios["bandwidth_ratio"] = ratios["bandwidth_bytes_per_s"] / ratios["bandwidth_bytes_per_s_baseline"]
-    ratios["iops_ratio"] = ratios["iops"] / ratios["iops_baseline"]
-    return ratios.dropna(subset=["bandwidth_ratio"]).reset_index(drop=True), baseline
-
-
-# ---------------------------------------------------------------- what differed
-
-def _flat(prefix: str, value, out: dict) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            _flat(f"{prefix}.{key}" if prefix else str(key), item, out)
-    else:
-        out[prefix] = json.dumps(value, sort_keys=True) if isinstance(value, (list, bool)) or value is None \
-            else str(value)
-
-
-def manifest_facts(manifest: dict) -> dict[str, str]:
-    """The manifest fields a comparison cares about, flattened to `field.path -> value`."""
-    facts: dict[str, str] = {}
-    inventory = manifest.get("inventory") or {}
-    _flat("", {"cluster": manifest.get("cluster"), "status": manifest.get("status"),
-               "inventory sha256": inventory.get("sha256"),
-               "worker nodes": len((inventory.get("groups") or {}).get("workers") or []) or None,
-               "git commit": (manifest.get("git") or {}).get("commit"),
-               "git dirty": (manifest.get("git") or {}).get("dirty"),
-               "placement": (manifest.get("storage") or {}).get("placement"),
-               "backends": (manifest.get("storage") or {}).get("backends"),
-               "emulation profiles": (manifest.get("emulation") or {}).get("profiles")}, facts)
-    _flat("parameters", {k: v for k, v in (manifest.get("parameters") or {}).items() if k != "workloads"}, facts)
-    hosts = manifest.get("hosts") or {}
-    for fact in HOST_FACTS:
-        values = sorted({str((h or {}).get(fact)) for h in hosts.values()})
-        facts[f"hosts {fact}"] = ", ".join(values) if values else "None"
-    versions = sorted({k for h in hosts.values() for k in ((h or {}).get("versions") or {})})
-    for tool in versions:
-        facts[f"hosts versions.{tool}"] = ", ".join(sorted({str(((h or {}).get("versions") or {}).get(tool))
-                                                            for h in hosts.values()}))
-    facts["workloads run"] = ", ".join(sorted(_workload_scales(manifest)))
-    for workload, params in _workload_parameters(manifest).items():
-        for key, values in params.items():
-            facts[f"workload {workload}.{key}"] = ", ".join(sorted(values))
-    for workload, scales in _workload_scales(manifest).items():
-        facts[f"workload {workload} scale"] = ", ".join(sorted(scales))
-    return facts
-
-
-def _workload_parameters(manifest: dict) -> dict[str, dict[str, set[str]]]:
-    values: dict[str, dict[str, set[str]]] = {}
-    for workload in manifest.get("workloads", []) or []:
-        for key, value in (workload.get("parameters") or {}).items():
-            values.setdefault(str(workload.get("workload")), {}).setdefault(key, set()).add(str(value))
-    return values
-
-
-def _workload_scales(manifest: dict) -> dict[str, set[str]]:
-    scales: dict[str, set[str]] = {}
-    for workload in manifest.get("workloads", []) or []:
-        scales.setdefault(str(workload.get("workload")), set()).add(str(workload.get("scale")))
-    return scales
-
-
-def differences(runs: list[Run]) -> tuple[pd.DataFrame, int]:
-    """Fields whose value differs between the runs (field, then one column per run), and how many agree."""
-    facts = [manifest_facts(r.manifest) for r in runs]
-    everywhere = set.intersection(*(set(_workload_scales(r.manifest)) for r in runs))
-    for fact in facts:
-        # the parameters of a workload some run lacks are no difference; `workloads run` says it lacks it
-        for field in [k for k in fact if k.startswith("workload ") and k[9:].split(".")[0].split(" ")[0] not in everywhere]:
-            del fact[field]
-    fields = list(dict.fromkeys(k for f in facts for k in f))
-    rows = [{"field": field, **{r.run_id: f.get(field, "(absent)") for r, f in zip(runs, facts)}}
-            for field in fields if len({f.get(field, "(absent)") for f in facts}) > 1]
-    return pd.DataFrame(rows, columns=["field", *[r.run_id for r in runs]]), len(fields) - len(rows)
-
-
-def apples_and_oranges(runs: list[Run]) -> list[str]:
-    """Warnings when the runs ran a workload at another scale or with other parameter values: their
-    times then measure different work, not different storage."""
-    warnings = []
-    scales = [(r, (r.manifest.get("parameters") or {}).get("scale")) for r in runs]
-    if len({str(s) for _, s in scales}) > 1:
-        warnings.append("The runs used different scale profiles: " + ", ".join(f"{r.run_id}: {s}" for r, s in scales)
-                        + ". Their times measure different amounts of work.")
-    per_run = [(r, _workload_parameters(r.manifest), _workload_scales(r.manifest)) for r in runs]
-    names = list(dict.fromkeys(w for _, params, scale in per_run for w in [*params, *scale]))
-    for name in names:
-        present = [(r, p.get(name, {}), s.get(name)) for r, p, s in per_run if name in p or name in s]
-        if len(present) < 2:
-            continue
-        if len({json.dumps(sorted(s or [])) for _, _, s in present}) > 1:
-            warnings.append(f"workload {name} ran at different scales: "
-                            + "; ".join(f"{r.run_id}: {', '.join(sorted(s or []))}" for r, _, s in present) + ".")
-        keys = sorted({k for _, p, _ in present for k in p})
-        for key in keys:
-            seen = [(r, ", ".join(sorted(p.get(key, {"(absent)"})))) for r, p, _ in present]
-            if len({v for _, v in seen}) > 1:
-                warnings.append(f"workload {name}: parameter {key} differs: "
-                                + "; ".join(f"{r.run_id}: {v}" for r, v in seen) + ".")
-    return warnings
 
 
 # ---------------------------------------------------------------- the page
@@ -396,7 +70,7 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
     context = {
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
-                  "placement": _placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
+                  "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
                  for r in runs],
         "run_ids": ", ".join(run_ids),
         "generated_at": now_utc(),

@@ -7,6 +7,7 @@ from collections import Counter
 from . import devices
 from .formatting import number
 from .rundir import resolve_run_dir
+from .tables import run_tables
 from .models import iomodel
 
 
@@ -24,7 +25,7 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     if not configs:
         raise PredictError(f"{run_dir}: no measured workload run with Spark stages to fit the model on")
     try:
-        profiles = devices.backend_profiles(iomodel.run_tables(run_dir, ("devices",))["devices"])
+        profiles = devices.backend_profiles(run_tables(run_dir, ("devices",))["devices"])
         hdfs, local = iomodel.parse_target(to, profiles)
     except ValueError as error:
         raise PredictError(str(error)) from None

@@ -384,6 +384,20 @@ def load_tables(run_dir: Path) -> dict[str, pd.DataFrame] | None:
         return None
 
 
+def run_tables(run_dir: Path, names: tuple[str, ...] = TABLE_NAMES) -> dict[str, pd.DataFrame]:
+    """The named tables as the run's tables/ holds them; when one is missing, refused or unreadable, every table
+    parsed from raw/ in memory. Never writes: reading another run (compare, predict, a notebook) must not put
+    tables into it while its own bench may still be running."""
+    paths = {name: Path(run_dir) / "tables" / f"{name}.parquet" for name in names}
+    if not (Path(run_dir) / "tables").is_symlink() and all(os.path.lexists(path) for path in paths.values()):
+        try:
+            with safeio.confined(run_dir):
+                return {name: read_table(path) for name, path in paths.items()}
+        except (safeio.Refused, OSError, ValueError, pa.ArrowException):
+            pass
+    return build_tables(run_dir)
+
+
 def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     """The tables of a run, written first when any is missing, refused or unreadable."""
     tables = load_tables(run_dir)

@@ -25,7 +25,7 @@ import yaml
 from .. import devices, metrics, safeio
 from ..parsers.manifest import load_manifest, workloads_table
 from ..stages import STAGE_IDENTITY, STAGE_KEY, with_application_order, with_identity
-from ..tables import build_tables, read_table
+from ..tables import run_tables
 
 PROFILES_FILE = Path(__file__).resolve().parents[2] / "inventories" / "storage-profiles.yml"
 
@@ -179,17 +179,6 @@ class Configuration:
 MODEL_TABLES = ("stages", "spark_executors", "block_requests", "devices", "host_cpu")
 
 
-def run_tables(run_dir: Path, names: tuple[str, ...] = MODEL_TABLES) -> dict[str, pd.DataFrame]:
-    """The tables the model reads; parsed in memory from raw/ when one is missing (never written from here)."""
-    paths = {name: run_dir / "tables" / f"{name}.parquet" for name in names}
-    if all(path.exists() for path in paths.values()):
-        try:
-            return {name: read_table(path) for name, path in paths.items()}
-        except (safeio.Refused, OSError, ValueError):       # a damaged or planted table: parse raw/ instead
-            pass
-    return build_tables(run_dir)
-
-
 def _nodes(manifest: dict, executors: pd.DataFrame) -> int:
     workers = ((manifest.get("inventory") or {}).get("groups") or {}).get("workers")
     if workers:
@@ -265,7 +254,7 @@ def configurations(run_dir: Path) -> list[Configuration]:
     """Every measured workload run with Spark stages (ok, not a warm-up) of a run directory."""
     run_dir = Path(run_dir)
     manifest = load_manifest(run_dir)
-    tables = run_tables(run_dir)
+    tables = run_tables(run_dir, MODEL_TABLES)
     workloads = metrics.measured_runs(workloads_table(manifest))
     stages, executors, requests = tables["stages"], tables["spark_executors"], tables["block_requests"]
     if stages.empty or workloads.empty:

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from IPython.display import Image, Markdown, display
 
-from ..compare import Run, _tables
+from ..comparison import Run
 from ..parsers.manifest import workloads_table
 from ..parsers.manifest import load_manifest
 from ..rundir import RESULTS_DIR, resolve_run_dir
+from ..tables import run_tables
 
 
 REPOSITORY = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ def open_run(ref: str) -> Run:
     """A run directory, a run id under results/, or `latest`, with its manifest and tables."""
     run_dir = resolve_run_dir(rooted(ref))
     manifest = load_manifest(run_dir)
-    tables = _tables(run_dir)
+    tables = run_tables(run_dir)
     # from the manifest: tables written by an older analysis may lack newer columns (prepare_s, warmup...)
     tables["workloads"] = workloads_table(manifest)
     return Run(run_dir, manifest.get("run_id") or run_dir.name, manifest, tables)

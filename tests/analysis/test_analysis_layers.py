@@ -12,7 +12,7 @@ LAYERS = [
     ("base", ["safeio", "formatting", "rundir"]),
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
-    ("metrics", ["metrics", "stages", "devices"]),
+    ("metrics", ["metrics", "stages", "devices", "comparison"]),
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost"]),
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "notebooks", "predict", "__main__", "benchmarks.*"]),
