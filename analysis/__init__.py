@@ -1,5 +1,6 @@
-"""Spillway analysis: raw run directory -> tidy tables (Parquet) -> metrics -> HTML report.
+"""Spillway analysis: run directory -> parsers -> tables (Parquet) -> metrics -> models -> presentation -> pages.
 
-Data flows one way (docs/architecture.md): `parsers` read one raw source each, `tables` assembles
-them into the tables of docs/tables.md, `metrics` derives what the report plots, `report` renders.
+Data flows one way (docs/architecture.md, "The analysis, layer by layer"): only `parsers` read `raw/`, `tables`
+assembles their output into the tables of docs/tables.md, everything downstream takes tables; each layer imports
+only the layers below it (tests/analysis/test_analysis_layers.py).
 """
