@@ -56,7 +56,8 @@ help: ## Show the targets and their variables
 	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
-	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N]  I/O-aware model prediction per stage"
+	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N] [FIO=<run-id>]  I/O-aware model"
+	@echo "               prediction per stage (FIO: a run whose fio sweep gives the target's bandwidth)"
 	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1] [MIN_STAGE_S=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
 	@echo "  make test     set up every inventory the tests use ($(TEST_CLUSTERS)), unit tests, then the tiny bench for real"
 	@echo "  make workloads  the workloads and their scale profiles"
@@ -125,7 +126,7 @@ compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<i
 predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
 	@test -n $(call shq,$(TO)) || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }
 	@$(PY) -m analysis predict $(call shq,$(RUN)) --to $(call shq,$(TO)) $(if $(CORES),--cores $(call shq,$(CORES))) \
-		$(if $(NODES),--nodes $(call shq,$(NODES)))
+		$(if $(NODES),--nodes $(call shq,$(NODES))) $(if $(FIO),--fio $(call shq,$(FIO)))
 
 # The model's validation runs on the three-tier emulated cluster unless CLUSTER is given on the command line.
 VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tiers)

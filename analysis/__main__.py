@@ -1,6 +1,7 @@
 """python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>
                     | compare RUN RUN [RUN ...] [--out DIR]
-                    | predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--json]}"""
+                    | predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--measured RUN...] [--fio RUN...]
+                    [--json]}"""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     predict.add_argument("--cores", type=int, help="executor cores per node P (default: the run's)")
     predict.add_argument("--nodes", type=int, help="worker nodes N (default: the run's)")
     predict.add_argument("--measured", nargs="*", default=[], help="other runs holding measured runs of the target")
+    predict.add_argument("--fio", nargs="*", default=[], help="other runs whose fio sweep gives the target backend's "
+                                                             "bandwidth (default: the run's own and --measured's, "
+                                                             "else the storage profile's caps)")
     predict.add_argument("--json", action="store_true", help="JSON (units in every key) instead of the table")
     args = parser.parse_args(argv)
 
@@ -60,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "predict":
             from .predict import PredictError, main as predict_main
             try:
-                print(predict_main(args.run, args.to, args.cores, args.nodes, args.json, args.measured))
+                print(predict_main(args.run, args.to, args.cores, args.nodes, args.json, args.measured, args.fio))
             except PredictError as error:
                 print(f"analysis predict: {error}", file=sys.stderr)
                 return 2

@@ -16,7 +16,7 @@ class PredictError(ValueError):
 
 
 def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = None,
-               measured_runs: list[str] = ()) -> dict:
+               measured_runs: list[str] = (), fio_runs: list[str] = ()) -> dict:
     """Fit on the run's configurations other than the target itself (so that a measured target is a real
     prediction; all of them when nothing else is left, marked in-sample), predict the target, and compare
     with every measured run of exactly that configuration in this run and in `measured_runs`."""
@@ -32,7 +32,8 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     common_cores = Counter(c.cores for c in configs).most_common(1)[0][0]
     target = iomodel.Target(hdfs, local, cores or common_cores, nodes or configs[0].nodes)
     extra_dirs = [resolve_run_dir(r) for r in measured_runs]
-    bandwidths = iomodel.bandwidths_for([run_dir, *extra_dirs])
+    # only the runs named: a prediction is a function of its inputs, never of what else lies in results/
+    bandwidths = iomodel.bandwidths_for([run_dir, *extra_dirs, *(resolve_run_dir(r) for r in fio_runs)])
     same = [c for c in configs if (c.hdfs, c.local, c.cores, c.nodes) == (target.hdfs, target.local, target.cores,
                                                                             target.nodes)]
     profile = [c for c in configs if c not in same] or configs
@@ -86,7 +87,8 @@ def render_json(result: dict) -> str:
     return iomodel.to_json(stages, result["summary"], result["target"], result["models"], result["profile"])
 
 
-def main(run: str, to: str, cores: int | None, nodes: int | None, as_json: bool, measured: list[str]) -> str:
-    result = prediction(run, to, cores, nodes, measured)
+def main(run: str, to: str, cores: int | None, nodes: int | None, as_json: bool, measured: list[str],
+         fio: list[str] = ()) -> str:
+    result = prediction(run, to, cores, nodes, measured, fio)
     return render_json(result) if as_json else render_text(result)
 

@@ -29,7 +29,8 @@ def _predict(results: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def test_json_has_per_stage_predictions_with_units(results):
-    done = _predict(results, "20261121-210201-hdd", "--to", "nvme", "--measured", "20261121-210452-nvme", "--json")
+    done = _predict(results, "20261121-210201-hdd", "--to", "nvme", "--measured", "20261121-210452-nvme",
+                    "--fio", "20261121-195701-local", "--json")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["target"] == {"hdfs": "nvme", "local": "nvme", "executor_cores_per_node": 2, "nodes": 1}
@@ -41,7 +42,7 @@ def test_json_has_per_stage_predictions_with_units(results):
         for path in stage["io_paths"]:
             assert set(path) == {"path", "backend", "data_bytes", "request_bytes", "bandwidth_bytes_per_s", "time_s",
                                  "bandwidth_source"}
-    # the hdd profile's BW comes from the recorded sweep found under results/, nvme (never swept) from its caps
+    # nvme (never swept) from its caps; the sweep of the run given with --fio would serve hdd and ssd
     sources = {p["backend"]: p["bandwidth_source"] for s in out["stages"] for p in s["io_paths"]}
     assert sources.get("nvme", "").startswith("storage profile caps")
     assert out["errors"]["stages_compared"] == 3 and out["errors"]["median_abs_error_pct"] < 10
@@ -75,3 +76,14 @@ def test_other_cores_and_nodes_and_bad_targets(results):
     assert bad.returncode == 2 and "floppy" in bad.stderr
     wrong = _predict(results, "20261121-210201-hdd", "--to", "hdfs=hdd")
     assert wrong.returncode == 2 and "hdfs=<backend>,local=<backend>" in wrong.stderr
+
+
+def test_a_fio_sweep_counts_only_from_a_run_named(results):
+    """The prediction is a function of its inputs: the sweep lying in results/ is used only when --fio names it."""
+    def hdd_sources(*extra):
+        done = _predict(results, "20261121-201144-local", "--to", "hdfs=hdd,local=hdd", "--json", *extra)
+        assert done.returncode == 0, done.stderr
+        return {p["bandwidth_source"] for s in json.loads(done.stdout)["stages"] for p in s["io_paths"]
+                if p["backend"] == "hdd"}
+    assert hdd_sources() == {"storage profile caps (inventories/storage-profiles.yml)"}
+    assert hdd_sources("--fio", "20261121-195701-local") == {"fio sweep of run 20261121-195701-local"}
