@@ -17,6 +17,7 @@ import pyarrow as pa
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
                       pfs_client, prometheus, storage, workload_results)
+from .parsers.collector_notes import read_note
 from .parsers.manifest import read_manifest
 from .rundir import RawOutput, raw_outputs, real_subdirectories, symlinks
 
@@ -71,7 +72,7 @@ class _Collector:
         """No `what`, with the collector's own word on why where it left one (its error, else its last note)."""
         why = ""
         for name, line in (("collector-error.txt", 0), ("collector-notes.txt", -1)):
-            said = (_note(raw.path / name) or "").splitlines()
+            said = (read_note(raw.path / name) or "").splitlines()
             if said:
                 why = said[line]
                 break
@@ -80,7 +81,7 @@ class _Collector:
     def none_or_missing_device(self, raw, what: str) -> None:
         """No file of a block-device collector: none when it said the host has no device to observe
         (nothing-here.txt: e.g. a worker whose only data path is a network file system), else missing."""
-        reason = _note(raw.path / "nothing-here.txt")
+        reason = read_note(raw.path / "nothing-here.txt")
         if reason is not None:
             self._without_rows(raw, what, "none", reason)
         else:
@@ -89,7 +90,7 @@ class _Collector:
     def none_or_missing(self, raw, what: str) -> None:
         """No file of an application-level collector: the workload ran no such application, unless
         the collector said it failed (collector-error.txt), in which case the data is missing."""
-        error = _note(raw.path / "collector-error.txt")
+        error = read_note(raw.path / "collector-error.txt")
         if error is not None:
             self._without_rows(raw, what, "missing", error)
         else:
@@ -119,17 +120,6 @@ def _link_target(link: Path) -> str:
         return os.readlink(link)
     except OSError:
         return "?"
-
-
-def _note(file: Path) -> str | None:
-    """A collector's note, stripped; None when there is none. One the read rules refuse is not read: its
-    text is the refusal (a planted note must neither hang the analysis nor pull in another file)."""
-    if not os.path.lexists(file):
-        return None
-    try:
-        return safeio.read_text(file, "note", errors="replace").strip()
-    except (safeio.Refused, OSError) as error:
-        return f"({file.name} not read: {error})"
 
 
 # The text columns of each table parsed from raw/ (docs/tables.md); every other column holds numbers or booleans.

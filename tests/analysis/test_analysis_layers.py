@@ -17,7 +17,8 @@ LAYERS = [
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "notebooks", "predict", "__main__", "benchmarks.*"]),
 ]
-# Where raw/ is read: the parsers, the parse driver (tables) and the run-directory layout that lists its folders.
+# Where raw/ is named: the parsers, which alone open its files; the parse driver (tables), which walks it and hands
+# each file to a parser; the run-directory layout (rundir), which lists its folders.
 READS_RAW = ("parsers.", "tables", "rundir")
 
 
