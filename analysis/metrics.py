@@ -240,7 +240,7 @@ def stage_request_sizes(requests: pd.DataFrame, stages: pd.DataFrame,
                         device_backends: dict[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """Per workload, stage attempt (or `outside stages`) and device: requests, bytes, mean and median
     request size (bytes), % of requests that are reads; `backend` names the device's storage backend
-    ((host, device) -> backend, from storage.json or the manifest)."""
+    ((host, device) -> backend: analysis.devices.device_backends of the devices table)."""
     attributed = attribute_requests_to_stages(requests, stages)
     columns = ["host", "workload_id", "stage", "stage_index", "device", "backend", "requests", "bytes",
                "mean_bytes", "median_bytes", "read_pct"]
