@@ -1,0 +1,107 @@
+"""Where a bench's wall time goes: the workloads' own commands against everything the harness does around them.
+
+    python -m experiments.benchmarks.overhead [<run-dir | run-id | latest>]
+
+Issue 19's figure: the harness's overhead is every second of the bench not spent inside a workload's prepare, run
+or validate command. A command's time is its own task's timing line in the step's Ansible log (the spillway_timing
+callback: `timing: 75.77 s  Workload command: tpch run: ./tpch run`), not the step's duration, which also holds the
+step playbook's start-up, shipping the job code and reading the storage layout. The rest is broken down by kind
+from the manifest's steps: the step playbooks around the commands, each workload's begin (health check, caches,
+collectors start) and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight, report; what no
+step covers (the runner itself between steps) is `between steps`. Nothing is run: it reads a run directory the
+bench wrote (its manifest.json and logs/), so before/after figures are the same command on two runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from analysis.rundir import LOGS, MANIFEST, resolve_run_dir
+from experiments.benchmarks.provisioning import TIMING
+
+COMMAND_STEPS = ("prepare", "run", "validate")
+GOAL_OVERHEAD_PCT = 5.0
+
+
+def _epoch_s(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def command_seconds(log_text: str) -> float:
+    """Seconds of the workload commands in one step's log (their tasks' timing lines)."""
+    return sum(float(m["seconds"]) for m in map(TIMING.match, log_text.splitlines())
+               if m and m["task"].startswith("Workload command"))
+
+
+def _kind(step_name: str) -> str:
+    action = step_name.split(": ", 1)[-1]
+    if action in COMMAND_STEPS:
+        return action
+    if "health check" in action or "start collectors" in action:
+        return "workload begin (health check, collectors start)"
+    if "stop collectors" in action:
+        return "workload end (stop leftovers and collectors, fetch)"
+    return f"workload {action}"
+
+
+def breakdown(run_dir: Path) -> dict:
+    """{wall_s, commands_s, overhead_pct, kinds: {kind: seconds}} of a finished bench's run directory."""
+    manifest = json.loads((run_dir / MANIFEST).read_text())
+    if not manifest.get("ended_at"):
+        raise ValueError(f"{run_dir}: the bench has not ended (no ended_at in its manifest)")
+    # the report step is recorded after the manifest's ended_at: the bench's wall time ends with its last step
+    ends = [manifest["ended_at"], *(s["ended_at"] for s in manifest.get("steps", []) if s.get("ended_at"))]
+    wall = max(map(_epoch_s, ends)) - _epoch_s(manifest["started_at"])
+    kinds: dict[str, float] = {}
+
+    def add(kind, seconds):
+        kinds[kind] = kinds.get(kind, 0.0) + seconds
+
+    for step in manifest.get("steps", []):
+        add(re.split(r"[ (]", step["name"], maxsplit=1)[0], step.get("duration_s") or 0.0)
+    commands = 0.0
+    for workload in manifest.get("workloads", []):
+        for step in workload.get("steps", []):
+            kind, took = _kind(step["name"]), step.get("duration_s") or 0.0
+            if kind in COMMAND_STEPS:
+                log = run_dir / (step.get("log") or f"{LOGS}/{workload['id']}.{kind}.log")
+                own = command_seconds(log.read_text(errors="replace")) if log.is_file() else 0.0
+                commands += own
+                add(f"workload commands ({kind})", own)
+                add(f"step playbook around {kind}", took - own)
+            else:
+                add(kind, took)
+    add("between steps", wall - sum(kinds.values()))
+    return {"wall_s": wall, "commands_s": commands, "overhead_pct": 100.0 * (wall - commands) / wall if wall else 0.0,
+            "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}
+
+
+def render(run_dir: Path, figures: dict) -> str:
+    wall = figures["wall_s"]
+    lines = [f"bench {run_dir.name}: wall {wall:.1f} s, workload commands {figures['commands_s']:.1f} s, "
+             f"overhead {figures['overhead_pct']:.1f} % (goal <= {GOAL_OVERHEAD_PCT:g} %)"]
+    for kind, seconds in figures["kinds"].items():
+        lines.append(f"  {kind:<52} {seconds:8.1f} s {100 * seconds / wall:6.1f} %")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m experiments.benchmarks.overhead", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("run", nargs="?", default="latest", help="run directory or run id (default: latest)")
+    args = parser.parse_args(argv)
+    try:
+        run_dir = resolve_run_dir(args.run)
+        print(render(run_dir, breakdown(run_dir)))
+    except (FileNotFoundError, ValueError, KeyError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
