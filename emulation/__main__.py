@@ -5,7 +5,8 @@ import sys
 
 from emulation import cluster
 from emulation.config import EmulationError, load
-from spillway.inventory import InventoryError
+from spillway import clusterlock
+from spillway.inventory import InventoryError, load as load_inventory
 from spillway.ownership import OwnershipError
 
 
@@ -16,17 +17,13 @@ def main(argv=None):
     args = parser.parse_args(argv)
     try:
         emulation = load(args.cluster)
-        if args.action == "up":
-            created = cluster.up(emulation)
-            print(f"cluster {args.cluster}: " + ("set up " + "; ".join(created) if created else "already up"))
-        elif args.action == "down":
-            removed = cluster.down(emulation)
-            print(f"cluster {args.cluster}: " + ("removed " + "; ".join(removed) if removed else "nothing to remove"))
-            left = cluster.leftovers(emulation)
-            if left:
-                print("left behind: " + "; ".join(left), file=sys.stderr)
-                return 1
-        elif args.action == "status":
+        if args.action in ("up", "down"):
+            # Run by hand it holds the cluster and its resources as the make targets do (their own locks, when
+            # `clusterlock run` is its parent): never while a bench or another action uses them.
+            with clusterlock.held_unless_by_parent(args.cluster, f"python -m emulation {args.action}",
+                                                   load_inventory(args.cluster)):
+                return _change(args.action, args.cluster, emulation)
+        if args.action == "status":
             print(json.dumps(cluster.status(emulation), indent=2))
         elif args.action == "is-up":
             return 0 if cluster.is_up(emulation) else 3
@@ -34,9 +31,23 @@ def main(argv=None):
             left = cluster.leftovers(emulation)
             print("\n".join(left) if left else "nothing")
             return 1 if left else 0
-    except (EmulationError, InventoryError, OwnershipError) as err:
+    except (EmulationError, InventoryError, OwnershipError, clusterlock.ClusterBusy) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    return 0
+
+
+def _change(action, name, emulation):
+    if action == "up":
+        created = cluster.up(emulation)
+        print(f"cluster {name}: " + ("set up " + "; ".join(created) if created else "already up"))
+        return 0
+    removed = cluster.down(emulation)
+    print(f"cluster {name}: " + ("removed " + "; ".join(removed) if removed else "nothing to remove"))
+    left = cluster.leftovers(emulation)
+    if left:
+        print("left behind: " + "; ".join(left), file=sys.stderr)
+        return 1
     return 0
 
 

@@ -21,7 +21,7 @@ import os
 import signal
 import subprocess
 import sys
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, nullcontext
 from pathlib import Path
 
 LOCK_DIR = Path("/run/lock")
@@ -96,10 +96,22 @@ def _inventory(cluster, required):
     return inventory.load(cluster)
 
 
-def _run(command):
+# Set for the command `run` runs: the cluster whose locks its parent holds, so that a step of it that takes them
+# itself (python -m emulation up/down) does not refuse its own make target.
+HELD_BY_PARENT = "SPILLWAY_CLUSTER_HELD"
+
+
+def held_unless_by_parent(cluster, holder, inventory):
+    """held(), or nothing when this process runs under `clusterlock run` for the same cluster."""
+    if os.environ.get(HELD_BY_PARENT) == cluster:
+        return nullcontext()
+    return held(cluster, holder, inventory)
+
+
+def _run(command, cluster):
     """Run `command` to its end: the terminal's Ctrl-C reaches it directly (same process group), so this process
     outlives it and holds the locks until it is done; a SIGTERM or SIGHUP sent to this process alone is passed on."""
-    proc = subprocess.Popen(command)
+    proc = subprocess.Popen(command, env={**os.environ, HELD_BY_PARENT: cluster})
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, lambda received, _: proc.send_signal(received))
@@ -126,7 +138,7 @@ def main(argv=None):
             pass
         inv = _inventory(cluster, required=action == "run")
         with held(cluster, what, inv):
-            return 0 if command is None else _run(command)
+            return 0 if command is None else _run(command, cluster)
     except ClusterBusy as busy:
         print(f"error: {busy}", file=sys.stderr)
     except InventoryError as err:

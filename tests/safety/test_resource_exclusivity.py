@@ -10,7 +10,6 @@ import subprocess
 import sys
 
 import pytest
-import yaml
 
 from spillway import REPO, clusterlock, inventory, resources
 from spillway.inventory import InventoryError
@@ -265,3 +264,37 @@ def test_make_refuses_an_inventory_sharing_locals_root_and_locals_state_survives
            "as inventory 'local' uses" in result.stderr, result.stderr
     assert "PLAY [" not in result.stdout
     assert decoy.read_bytes() == b"another cluster's state\n"
+
+
+EMULATION = ("import sys; from pathlib import Path; from spillway import clusterlock; "
+             "clusterlock.LOCK_DIR = Path(sys.argv[1]); from emulation.__main__ import main; sys.exit(main(sys.argv[2:]))")
+
+
+@pytest.mark.parametrize("action", ["up", "down"])
+def test_emulation_up_and_down_run_by_hand_are_refused_while_the_cluster_is_held(locks, action):
+    """Refused before anything is touched: the lock is taken before the namespaces are looked at."""
+    with clusterlock.held("emu", "a bench on emu", inventory.load("emu")):
+        refused = subprocess.run([sys.executable, "-c", EMULATION, str(locks), action, "--cluster", "emu"],
+                                 cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2, refused.stdout + refused.stderr
+    assert "is in use by a bench on emu" in refused.stderr and "cluster emu:" not in refused.stdout
+
+
+def test_a_command_run_under_the_clusters_lock_is_told_so_and_does_not_refuse_its_own_parent(locks, monkeypatch):
+    told = subprocess.run([sys.executable, "-c", HOLD, str(locks), "run", "emu", "--as", "make cluster-up", "--",
+                           sys.executable, "-c", f"import os; print(os.environ['{clusterlock.HELD_BY_PARENT}'])"],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert told.returncode == 0 and told.stdout.strip() == "emu", told.stderr
+    emu = inventory.load("emu")
+    with clusterlock.held("emu", "make cluster-up CLUSTER=emu", emu):
+        with pytest.raises(clusterlock.ClusterBusy):
+            with clusterlock.held_unless_by_parent("emu", "python -m emulation up", emu):
+                pass
+        monkeypatch.setenv(clusterlock.HELD_BY_PARENT, "emu")
+        with clusterlock.held_unless_by_parent("emu", "python -m emulation up", emu):
+            pass
+        # another cluster's marker is not this one's
+        monkeypatch.setenv(clusterlock.HELD_BY_PARENT, "pfs")
+        with pytest.raises(clusterlock.ClusterBusy):
+            with clusterlock.held_unless_by_parent("emu", "python -m emulation up", emu):
+                pass
