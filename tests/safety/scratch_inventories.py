@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spillway import REPO
+from spillway import REPO, inventory
+from spillway.inventory import InventoryError
 
 
 def edit_yaml(path, change):
@@ -61,3 +62,18 @@ def copy_cluster(inventories, source, name, **group_vars):
     return inventories / name
 
 
+@pytest.fixture
+def inventories(tmp_path, monkeypatch):
+    """A copy of the shipped inventories that the code under test reads instead of the real ones."""
+    root = tmp_path / "inventories"
+    shutil.copytree(REPO / "inventories", root)
+    monkeypatch.setattr(inventory, "INVENTORIES", root)
+    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    return root
+
+
+def problems_of(cluster):
+    """Every problem validation finds in inventories/<cluster> (it must find one)."""
+    with pytest.raises(InventoryError) as err:
+        inventory.load(cluster)
+    return err.value.problems

@@ -16,25 +16,10 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spillway import REPO, inventory, inventory_files
 from spillway.inventory import InventoryError
-from scratch_inventories import cluster_name, copy_cluster, decoy, edit_yaml, run, scratch_repo  # noqa: F401
+from scratch_inventories import (cluster_name, copy_cluster, decoy, edit_yaml, inventories,  # noqa: F401
+                                 problems_of, run, scratch_repo)
 
 ANSIBLE_INVENTORY = REPO / ".venv" / "bin" / "ansible-inventory"
-
-
-@pytest.fixture
-def inventories(tmp_path, monkeypatch):
-    """A copy of the shipped inventories that the code under test reads instead of the real ones."""
-    root = tmp_path / "inventories"
-    shutil.copytree(REPO / "inventories", root)
-    monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
-    return root
-
-
-def problems_of(cluster):
-    with pytest.raises(InventoryError) as err:
-        inventory.load(cluster)
-    return err.value.problems
 
 
 def one_problem(cluster, *words):

@@ -12,17 +12,8 @@ import sys
 import pytest
 
 from spillway import REPO, clusterlock, inventory, resources
-from spillway.inventory import InventoryError
-from scratch_inventories import cluster_name, copy_cluster, decoy, edit_yaml, run, scratch_repo  # noqa: F401
-
-
-@pytest.fixture
-def inventories(tmp_path, monkeypatch):
-    root = tmp_path / "inventories"
-    shutil.copytree(REPO / "inventories", root)
-    monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
-    return root
+from scratch_inventories import (cluster_name, copy_cluster, decoy, edit_yaml, inventories,  # noqa: F401
+                                 problems_of, run, scratch_repo)
 
 
 @pytest.fixture
@@ -31,12 +22,6 @@ def locks(tmp_path, monkeypatch):
     folder.mkdir()
     monkeypatch.setattr(clusterlock, "LOCK_DIR", folder)
     return folder
-
-
-def problems_of(cluster):
-    with pytest.raises(InventoryError) as err:
-        inventory.load(cluster)
-    return err.value.problems
 
 
 def overlap(cluster, field, other, fix):
