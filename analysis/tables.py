@@ -362,14 +362,14 @@ def read_table(path: Path) -> pd.DataFrame:
         return pd.read_parquet(handle)
 
 
-def load_tables(run_dir: Path) -> dict[str, pd.DataFrame] | None:
-    """The tables of a run as written; None when one is missing, refused or unreadable (build them again)."""
+def load_tables(run_dir: Path, names: tuple[str, ...] = TABLE_NAMES) -> dict[str, pd.DataFrame] | None:
+    """The named tables of a run as written; None when one is missing, refused or unreadable (build them again)."""
     out_dir = Path(run_dir) / "tables"
-    if out_dir.is_symlink() or not all(os.path.lexists(out_dir / f"{name}.parquet") for name in TABLE_NAMES):
+    if out_dir.is_symlink() or not all(os.path.lexists(out_dir / f"{name}.parquet") for name in names):
         return None
     try:
         with safeio.confined(run_dir):
-            return {name: read_table(out_dir / f"{name}.parquet") for name in TABLE_NAMES}
+            return {name: read_table(out_dir / f"{name}.parquet") for name in names}
     except (safeio.Refused, OSError, ValueError, pa.ArrowException):
         return None
 
@@ -378,14 +378,8 @@ def run_tables(run_dir: Path, names: tuple[str, ...] = TABLE_NAMES) -> dict[str,
     """The named tables as the run's tables/ holds them; when one is missing, refused or unreadable, every table
     parsed from raw/ in memory. Never writes: reading another run (compare, predict, a notebook) must not put
     tables into it while its own bench may still be running."""
-    paths = {name: Path(run_dir) / "tables" / f"{name}.parquet" for name in names}
-    if not (Path(run_dir) / "tables").is_symlink() and all(os.path.lexists(path) for path in paths.values()):
-        try:
-            with safeio.confined(run_dir):
-                return {name: read_table(path) for name, path in paths.items()}
-        except (safeio.Refused, OSError, ValueError, pa.ArrowException):
-            pass
-    return build_tables(run_dir)
+    tables = load_tables(run_dir, names)
+    return tables if tables is not None else build_tables(run_dir)
 
 
 def read_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
