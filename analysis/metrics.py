@@ -131,9 +131,12 @@ def measured_runs(workloads: pd.DataFrame) -> pd.DataFrame:
 
 
 def _spread(frame: pd.DataFrame, keys: list[str], column: str) -> pd.DataFrame:
-    """Median, min, max and count of `column` per key (NaN keys kept, e.g. the cluster's default cores)."""
+    """Median, min, max and count of `column` per key (NaN keys kept, e.g. the cluster's default cores), and the
+    repetitions themselves (`samples`, sorted: what analysis.statistics tests a difference on)."""
     grouped = frame.groupby(keys, dropna=False)[column]
-    return grouped.agg(median="median", min="min", max="max", runs="count").reset_index()
+    spread = grouped.agg(median="median", min="min", max="max", runs="count").reset_index()
+    spread["samples"] = grouped.agg(lambda values: sorted(values.dropna().astype(float))).reset_index(drop=True)
+    return spread
 
 
 # Repetitions whose (max - min) / median exceeds this disagree too much for their median to be read alone.
@@ -150,7 +153,7 @@ def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
     repetitions: the I/O-aware model paper's comparison of hybrid placements."""
     runs = measured_runs(workloads)
     if runs.empty:
-        return pd.DataFrame(columns=CONFIG_COLUMNS + ["median", "min", "max", "runs"])
+        return pd.DataFrame(columns=CONFIG_COLUMNS + ["median", "min", "max", "runs", "samples"])
     return _spread(runs.dropna(subset=["run_s"]), CONFIG_COLUMNS, "run_s")
 
 
@@ -160,7 +163,7 @@ def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.Dat
     A stage is matched across runs by its identity (analysis.stages), not by its stage id. `stage_id` is the
     stage's id in the first workload run that has it."""
     runs = measured_runs(workloads)
-    columns = CONFIG_COLUMNS + ["app", "stage_id", "name", "median", "min", "max", "runs"]
+    columns = CONFIG_COLUMNS + ["app", "stage_id", "name", "median", "min", "max", "runs", "samples"]
     if runs.empty or stages.empty or "stage_id" not in stages:
         return pd.DataFrame(columns=columns)
     defaults = {"job_group": "", "num_tasks": 0, **{c: 0.0 for c in IDENTITY_ORDER if c != "submitted_ms"}}

@@ -12,8 +12,9 @@ LAYERS = [
     ("base", ["safeio", "formatting", "rundir"]),
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
-    ("metrics", ["metrics", "stages", "devices", "comparison"]),
+    ("metrics", ["metrics", "stages", "devices", "comparison", "statistics"]),
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost"]),
+    ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "notebooks", "predict", "__main__", "benchmarks.*"]),
 ]
