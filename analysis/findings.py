@@ -412,6 +412,72 @@ def time_differences(inputs: Inputs) -> list[Finding]:
 
 # ---------------------------------------------------------------- evaluation and output
 
+TIME_RULES = ("storage-sensitive", "cannot-tell")
+
+
+def comparison_differences(table: pd.DataFrame) -> list[Finding]:
+    """The time rules over a comparison's workload table (analysis.comparison.workload_times: each configuration
+    against the baseline with its verdict), instead of each run's own configurations."""
+    found = []
+    if table.empty or "verdict" not in table:
+        return found
+    for (workload, sweep), group in table.groupby(["workload", "sweep"], dropna=False, observed=True):
+        name = f"{workload}{' ' + sweep if isinstance(sweep, str) and sweep else ''}"
+        base = group[group["verdict"] == statistics.BASELINE]
+        if base.empty:
+            continue
+        base = base.iloc[0]
+        unknown = group[group["verdict"] == statistics.CANNOT_TELL]
+        for row in group[group["verdict"].isin([statistics.FASTER, statistics.SLOWER])].to_dict("records"):
+            found.append(Finding("storage-sensitive", name, str(row["configuration"]),
+                                 f"{row['configuration']} {number(row['median_s'], 's', 1)} against the baseline "
+                                 f"{base['configuration']} {number(base['median_s'], 's', 1)}: "
+                                 f"{number(row['speedup_vs_baseline'], 'x', 2)} {row['verdict']} ({row['verdict_reason']})",
+                                 {"speedup": float(row["speedup_vs_baseline"]), "ci_low": float(row["speedup_ci_low"]),
+                                  "ci_high": float(row["speedup_ci_high"])}))
+        if not unknown.empty:
+            found.append(Finding("cannot-tell", name, f"{len(unknown)} configurations",
+                                 f"{', '.join(map(str, unknown['configuration']))} against the baseline "
+                                 f"{base['configuration']}: speedups "
+                                 f"{', '.join(number(v, 'x', 2) for v in unknown['speedup_vs_baseline'])}; "
+                                 f"{unknown.iloc[0]['verdict_reason']}",
+                                 {"configurations": int(len(unknown))}))
+    return found
+
+
+def evaluate_comparison(runs: list[tuple[str, dict[str, pd.DataFrame]]], workload_table: pd.DataFrame,
+                        noise: statistics.Noise | None = None) -> tuple[list[dict], pd.DataFrame]:
+    """The rule set over several runs: every rule but the time rules on each run's tables (`run`: its label), the
+    time rules on the comparison's own verdicts (which pair every configuration of every run)."""
+    per_rule: dict[str, dict] = {}
+    frames = []
+    for label, tables in runs:
+        statuses, table = evaluate(tables, noise)
+        frames.append(table[~table["rule"].isin(TIME_RULES)].assign(run=label))
+        for status in statuses:
+            if status["rule"] in TIME_RULES:
+                continue
+            merged = per_rule.setdefault(status["rule"], {**status, "findings": 0, "status": NO_DATA})
+            merged["findings"] += status["findings"]
+            merged["status"] = FIRED if merged["findings"] else (QUIET if QUIET in (merged["status"], status["status"])
+                                                                 else merged["status"])
+    time = comparison_differences(workload_table)
+    by_id = {r.id: r for r in RULES}
+    for rule_id in TIME_RULES:
+        mine = [f for f in time if f.rule == rule_id]
+        per_rule[rule_id] = {**_describe(by_id[rule_id]), "status": FIRED if mine else QUIET, "findings": len(mine),
+                             "why": ""}
+        frames.append(pd.DataFrame(_rows(by_id[rule_id], mine), columns=COLUMNS).assign(run=""))
+    statuses = [per_rule[r.id] for r in RULES if r.id in per_rule]
+    return statuses, pd.concat(frames, ignore_index=True)
+
+
+def _rows(r: Rule, found: list[Finding]) -> list[dict]:
+    return [{"rule": r.id, "title": r.title, "workload_id": f.workload_id, "host": f.host, "subject": f.subject,
+             "evidence": f.evidence, "action": r.action, "values": json.dumps(_finite(f.values), sort_keys=True)}
+            for f in found]
+
+
 def _has(inputs: Inputs, needs: tuple) -> bool:
     return all(not inputs.table(name).empty and column in inputs.table(name) for name, column in needs)
 
@@ -430,9 +496,7 @@ def evaluate(tables: dict[str, pd.DataFrame], noise: statistics.Noise | None = N
             continue
         found = r.check(inputs, r.thresholds)
         statuses.append({**_describe(r), "status": FIRED if found else QUIET, "findings": len(found), "why": ""})
-        rows += [{"rule": r.id, "title": r.title, "workload_id": f.workload_id, "host": f.host, "subject": f.subject,
-                  "evidence": f.evidence, "action": r.action, "values": json.dumps(_finite(f.values), sort_keys=True)}
-                 for f in found]
+        rows += _rows(r, found)
     return statuses, pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import devices, metrics, safeio
+from . import devices, findings, metrics, safeio, statistics
 from .formatting import now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
 from .presentation.model_section import model_section
+from .rundir import FINDINGS, FINDINGS_TABLE, REPORT, TABLES
 from .tables import read_tables
 
 
@@ -82,6 +83,32 @@ def _model_section(run_dir: Path) -> dict:
         return {"tables": [], "note": note}
 
 
+def noise_text(noise: statistics.Noise | None) -> str:
+    if noise is None:
+        return ("No noise level of this host is known (no configuration was repeated): a configuration with one run "
+                "cannot be told apart from another.")
+    return f"Noise of this host: {number(noise.pct, '%', 1)} ({noise.source}); a difference must exceed it to count."
+
+
+def findings_section(run_id: str, statuses: list[dict], table: pd.DataFrame, noise, files: str = "") -> dict:
+    """The Findings section's context (templates/_findings.html.j2), shared by the report and the comparison."""
+    return {**rows.finding_groups(statuses, table), "statistics": statistics.METHOD, "noise": noise_text(noise),
+            "files": files, "error": ""}
+
+
+def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
+    """The rule set over the run's tables; a rule that fails must not cost the report (shown in the section)."""
+    try:
+        statuses, table = findings.evaluate(tables, noise)
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
+        warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
+        return {**findings_section(run_id, [], pd.DataFrame(columns=findings.COLUMNS), noise), "error": note}, [], \
+            pd.DataFrame(columns=findings.COLUMNS)
+    files = f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"
+    return findings_section(run_id, statuses, table, noise, files), statuses, table
+
+
 def build_context(run_dir: Path) -> dict:
     manifest = load_manifest(run_dir)
     tables = read_tables(run_dir)
@@ -101,7 +128,11 @@ def build_context(run_dir: Path) -> dict:
     model = metrics.shuffle_request_size_model(requests, stages, devices.local_devices(tables["workloads"],
                                                                                       tables["devices"]))
     cores, cores_rows = rows.cores_rows(by_cores)
+    by_placement = metrics.run_time_by_placement(tables["workloads"])
+    noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
+    section, statuses, found = _findings(run_id, tables, noise)
     return {
+        "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": now_utc(),
         "facts": [("cluster", manifest.get("cluster", "missing")), ("status", manifest.get("status", "missing")),
@@ -114,7 +145,7 @@ def build_context(run_dir: Path) -> dict:
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
         "workload_io_rows": rows.workload_io_rows(tables),
-        "placement_rows": rows.placement_rows(metrics.run_time_by_placement(tables["workloads"])),
+        "placement_rows": rows.placement_rows(by_placement, noise),
         "cores": cores, "cores_rows": cores_rows, "cores_figures": figures.cores_figures(by_cores, run_id),
         "stage_rows": rows.stage_rows(tables["stages"]), "mr_rows": rows.mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "gluster_rows": rows.gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
@@ -140,5 +171,16 @@ def write_report(run_dir: Path) -> Path:
     """Render report.html into the run directory and return its path. Written anew and renamed into place
     (analysis.safeio): a symlink planted as report.html is replaced, never written through."""
     with safeio.confined(run_dir):
-        page = render(build_context(Path(run_dir)))
-    return safeio.write_text(Path(run_dir) / "report.html", page)
+        context = build_context(Path(run_dir))
+        page = render(context)
+    write_findings(Path(run_dir), context)
+    return safeio.write_text(Path(run_dir) / REPORT, page)
+
+
+def write_findings(run_dir: Path, context: dict) -> tuple[Path, Path]:
+    """findings.json and tables/findings.parquet of the run (the rules' statuses and findings, docs/findings.md)."""
+    table_path = safeio.directory(run_dir / TABLES) / FINDINGS_TABLE
+    with safeio.replacing(table_path) as handle:
+        context["findings_table"].to_parquet(handle, index=False)
+    text = findings.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"])
+    return safeio.write_text(run_dir / FINDINGS, text), table_path

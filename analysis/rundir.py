@@ -6,7 +6,8 @@ share: where runs live, what each holds, how a reference to a run resolves, and 
         logs/                        LOGS: one Ansible log per step
         raw/<host>/<source>/<workload-id>/   RAW: what the collectors and the workload steps wrote
         attempts/                    ATTEMPTS: a resumed workload run's earlier outputs
-        tables/*.parquet             TABLES: what the parsers made of raw/ (docs/tables.md)
+        tables/*.parquet             TABLES: what the parsers made of raw/ (docs/tables.md); findings.parquet
+        findings.json                FINDINGS: what the findings rules said of the tables (docs/findings.md)
         report.html                  REPORT
 
 Standard library only: the harness imports this module and nothing else of the analysis.
@@ -26,6 +27,8 @@ RAW = "raw"
 ATTEMPTS = "attempts"
 TABLES = "tables"
 REPORT = "report.html"
+FINDINGS = "findings.json"
+FINDINGS_TABLE = "findings.parquet"
 LATEST = "latest"
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import metrics
+from .. import metrics, statistics
 from ..formatting import MISSING, format_bytes, number, rate, size_label, spread
 
 
@@ -20,19 +20,34 @@ def spread_cell(row) -> str:
     return text
 
 
-def placement_rows(by_placement: pd.DataFrame) -> list[dict]:
-    """Run-step time per workload configuration under each placement, with the ratio to the fastest."""
+def verdict_cell(ratio_text: str, verdict: str) -> str:
+    """A ratio as the statistics allow it to be read: `1.39 x slower` only when significant; otherwise the ratio in
+    parentheses with `not significant` or `cannot tell` (analysis.statistics), so that no page ranks noise."""
+    if ratio_text == MISSING or verdict == statistics.BASELINE:
+        return ratio_text
+    if verdict in (statistics.FASTER, statistics.SLOWER):
+        return f"{ratio_text} {verdict}"
+    return f"({ratio_text}) {verdict}"
+
+
+def placement_rows(by_placement: pd.DataFrame, noise: statistics.Noise | None = None) -> list[dict]:
+    """Run-step time per workload configuration under each placement, with the ratio to the fastest median and
+    whether the statistics tell that difference from noise."""
     if by_placement.empty or by_placement[["placement_hdfs", "placement_local"]].drop_duplicates().shape[0] < 2:
         return []
     rows = []
     keys = ["workload", "sweep", "executor_cores"]
     for _, group in by_placement.groupby(keys, dropna=False, sort=False):
-        fastest = group["median"].min()
+        fastest = group.loc[group["median"].idxmin()]
         for row in group.sort_values(["placement_hdfs", "placement_local"]).to_dict("records"):
+            result = statistics.compare(fastest["samples"], row["samples"], noise)
+            is_fastest = row["median"] == fastest["median"]
+            ratio = number(row["median"] / fastest["median"], "x", 2) if fastest["median"] else MISSING
             rows.append({"workload": row["workload"], "sweep": row["sweep"],
                          "cores": "default" if pd.isna(row["executor_cores"]) else int(row["executor_cores"]),
                          "hdfs": row["placement_hdfs"], "local": row["placement_local"], "time": spread_cell(row),
-                         "ratio": number(row["median"] / fastest, "x", 2) if fastest else MISSING})
+                         "ratio": ratio if is_fastest else verdict_cell(ratio, result.verdict),
+                         "reason": "" if is_fastest else result.reason})
     return rows
 
 
@@ -187,11 +202,13 @@ def pivot_rows(table: pd.DataFrame, keys: list[str], order: list[str]) -> list[d
         for config in order:
             row = by_config.get(config)
             if row is None:
-                cells.append({"time": "not run", "speedup": MISSING, "flag": False})
+                cells.append({"time": "not run", "speedup": MISSING, "reason": "", "flag": False})
                 continue
+            verdict = row.get("verdict", statistics.BASELINE)
             cells.append({"time": spread_cell({"median": row["median_s"], "min": row["min_s"], "max": row["max_s"],
                                                 "runs": row["runs"]}),
-                          "speedup": number(row["speedup_vs_baseline"], "x", 2), "flag": bool(row["spread_flag"])})
+                          "speedup": verdict_cell(number(row["speedup_vs_baseline"], "x", 2), verdict),
+                          "reason": row.get("verdict_reason", ""), "flag": bool(row["spread_flag"])})
         rows.append({"key": dict(zip(keys, key)), "cells": cells})
     return rows
 
@@ -215,3 +232,22 @@ def shuffle_rows(shuffle: pd.DataFrame) -> list[dict]:
     return [{"workload": r.workload, "sweep": r.sweep, "application": r.application,
              "configuration": r.configuration, "write": format_bytes(r.shuffle_write_bytes),
              "read": format_bytes(r.shuffle_read_bytes), "runs": int(r.runs)} for r in shuffle.itertuples()]
+
+
+# ---------------------------------------------------------------- findings (both pages)
+
+def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) -> dict:
+    """The findings section: one group per rule that fired (its title, action and evidence lines, the first
+    `shown` open and the rest folded), then the rules that did not fire and those the run had no data for."""
+    groups = []
+    for status in statuses:
+        if status["status"] != "fired":
+            continue
+        mine = table[table["rule"] == status["rule"]]
+        lines = [{"where": f"{r['workload_id']}" + (f" · {r['run']}" if r.get("run") else ""), "evidence": r["evidence"]}
+                 for r in mine.to_dict("records")]
+        groups.append({"rule": status["rule"], "title": status["title"], "action": status["action"],
+                       "lines": lines[:shown], "more": lines[shown:]})
+    return {"groups": groups,
+            "quiet": [s["rule"] for s in statuses if s["status"] == "did not fire"],
+            "no_data": [f"{s['rule']} ({s['why']})" for s in statuses if s["status"] == "no data"]}
