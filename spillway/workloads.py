@@ -78,6 +78,8 @@ MANIFEST_SCHEMA = {
                     "command": {"type": "string"},
                     "when": {"type": "object"},
                     "timeout_s": {"type": "integer", "minimum": 1},
+                    # why the command must run as root (docs/safety.md); without it, it runs as the workload user
+                    "needs_root": {"type": "string", "minLength": 10},
                 },
             }} for step in STEPS},
         },
