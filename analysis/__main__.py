@@ -1,5 +1,5 @@
 """python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>
-                    | compare RUN RUN [RUN ...] [--out DIR]
+                    | compare RUN RUN [RUN ...] [--out DIR] [--noise-pct PCT]
                     | predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--measured RUN...] [--fio RUN...]
                     [--json]}"""
 from __future__ import annotations
@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
                                              "baseline); exit 2 on fewer than 2 runs or a path that is no run")
     compare.add_argument("runs", nargs="*", help="run directories or run ids under results/ (`latest` allowed)")
     compare.add_argument("--out", type=Path, help="output folder (default results/compare-<id>-vs-<id>...)")
+    compare.add_argument("--noise-pct", type=float, help="this host's measured run-to-run noise in %% (the same "
+                                                         "configuration run twice): a difference must exceed it")
     predict = sub.add_parser("predict", help="I/O-aware model: fit on the run's configurations, predict stage times "
                                              "on another backend/placement/cores/nodes (docs/models.md)")
     predict.add_argument("run", help="run directory, run id under results/, or `latest`")
@@ -57,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "compare":
             from .compare import CompareError, write_comparison
             try:
-                print(write_comparison(args.runs, args.out))
+                print(write_comparison(args.runs, args.out, args.noise_pct))
             except CompareError as error:
                 print(f"analysis compare: {error}", file=sys.stderr)
                 return 2

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import devices, safeio
+from . import devices, findings, safeio, statistics
 from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, label_runs, placement_text,
                          shuffle_per_application, stage_times, throughput_table, workload_times)
 from .formatting import now_utc
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
-from .rundir import RESULTS_DIR, resolve_run_dir
+from .rundir import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
 
@@ -46,10 +46,20 @@ def load_runs(refs: list[str]) -> list[Run]:
 
 # ---------------------------------------------------------------- the page
 
-def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
-    """The page's context and the tables written next to it."""
-    workloads, order = workload_times(runs)
-    stages = stage_times(runs, order)
+def used_noise(table: pd.DataFrame) -> statistics.Noise | None:
+    """The noise level a comparison table's verdicts had to exceed (given, or measured on the runs' repetitions)."""
+    if table.empty or "noise_pct" not in table or table["noise_pct"].isna().all():
+        return None
+    return statistics.Noise(float(table["noise_pct"].iloc[0]), str(table["noise_source"].iloc[0]))
+
+
+def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
+    """The page's context and the tables written next to it. `noise`: the host's run-to-run noise when measured
+    (a calibration); else the statistics take the largest spread of the configurations the runs repeated."""
+    workloads, order = workload_times(runs, noise)
+    stages = stage_times(runs, order, noise)
+    noise = used_noise(workloads) or noise
+    statuses, found = findings.evaluate_comparison([(r.label, r.tables) for r in runs], workloads, noise)
     series = fio_series(runs)
     ratios, fio_baseline = fio_ratios(series, runs)
     throughput = throughput_table(runs, order)
@@ -62,12 +72,14 @@ def build_comparison(runs: list[Run]) -> tuple[dict, dict[str, pd.DataFrame]]:
         if not stages.empty else stages
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
-              "compare_differences": differed}
+              "compare_differences": differed, "compare_findings": found}
     views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     run_ids = [r.run_id for r in runs]
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
+        "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
+        "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
@@ -104,13 +116,15 @@ def default_out_dir(runs: list[Run]) -> Path:
     return RESULTS_DIR / ("compare-" + "-vs-".join(r.run_id for r in runs))
 
 
-def write_comparison(refs: list[str], out_dir: Path | None = None) -> Path:
-    """Write compare.html and tables/<name>.csv/.parquet into out_dir; returns the HTML path."""
+def write_comparison(refs: list[str], out_dir: Path | None = None, noise_pct: float | None = None) -> Path:
+    """Write compare.html, findings.json and tables/<name>.csv/.parquet into out_dir; returns the HTML path.
+    `noise_pct`: the host's measured run-to-run noise (%), when known."""
     runs = load_runs(refs)
+    noise = None if noise_pct is None else statistics.Noise(float(noise_pct), "given: --noise-pct")
     out_dir = Path(out_dir) if out_dir else default_out_dir(runs)
     # A results/ folder is as writable as the runs in it: no file or folder written here follows a symlink.
     tables_dir = safeio.directory(safeio.directory(out_dir) / "tables")
-    context, tables = build_comparison(runs)
+    context, tables = build_comparison(runs, noise)
     for name, frame in tables.items():
         frame = frame.copy()
         for column in frame.columns:
@@ -121,4 +135,5 @@ def write_comparison(refs: list[str], out_dir: Path | None = None) -> Path:
         with safeio.replacing(tables_dir / f"{name}.parquet") as handle:
             frame.to_parquet(handle, index=False)
     context["tables_dir"] = str(tables_dir)
+    safeio.write_text(out_dir / FINDINGS, context["findings_json"])
     return safeio.write_text(out_dir / "compare.html", render_page("compare.html.j2", context))

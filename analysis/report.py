@@ -83,19 +83,6 @@ def _model_section(run_dir: Path) -> dict:
         return {"tables": [], "note": note}
 
 
-def noise_text(noise: statistics.Noise | None) -> str:
-    if noise is None:
-        return ("No noise level of this host is known (no configuration was repeated): a configuration with one run "
-                "cannot be told apart from another.")
-    return f"Noise of this host: {number(noise.pct, '%', 1)} ({noise.source}); a difference must exceed it to count."
-
-
-def findings_section(run_id: str, statuses: list[dict], table: pd.DataFrame, noise, files: str = "") -> dict:
-    """The Findings section's context (templates/_findings.html.j2), shared by the report and the comparison."""
-    return {**rows.finding_groups(statuses, table), "statistics": statistics.METHOD, "noise": noise_text(noise),
-            "files": files, "error": ""}
-
-
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
     """The rule set over the run's tables; a rule that fails must not cost the report (shown in the section)."""
     try:
@@ -103,10 +90,9 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
         warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
-        return {**findings_section(run_id, [], pd.DataFrame(columns=findings.COLUMNS), noise), "error": note}, [], \
-            pd.DataFrame(columns=findings.COLUMNS)
-    files = f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"
-    return findings_section(run_id, statuses, table, noise, files), statuses, table
+        empty = pd.DataFrame(columns=findings.COLUMNS)
+        return {**rows.findings_context([], empty, noise), "error": note}, [], empty
+    return rows.findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
 
 def build_context(run_dir: Path) -> dict:

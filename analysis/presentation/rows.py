@@ -251,3 +251,17 @@ def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) ->
     return {"groups": groups,
             "quiet": [s["rule"] for s in statuses if s["status"] == "did not fire"],
             "no_data": [f"{s['rule']} ({s['why']})" for s in statuses if s["status"] == "no data"]}
+
+
+def noise_text(noise: statistics.Noise | None) -> str:
+    if noise is None:
+        return ("No noise level of this host is known (no configuration was repeated): a configuration with one run "
+                "cannot be told apart from another.")
+    return f"Noise of this host: {number(noise.pct, '%', 1)} ({noise.source}); a difference must exceed it to count."
+
+
+def findings_context(statuses: list[dict], table: pd.DataFrame, noise: statistics.Noise | None,
+                     files: str = "") -> dict:
+    """The Findings section (templates/_findings.html.j2) of either page."""
+    return {**finding_groups(statuses, table), "statistics": statistics.METHOD, "noise": noise_text(noise),
+            "files": files, "error": ""}
