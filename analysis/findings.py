@@ -257,7 +257,7 @@ def small_shuffle_reads(inputs: Inputs, limits: dict) -> list[Finding]:
     found = []
     for r in model.to_dict("records"):
         spinning = rotational.get((r["host"], r["device"]))
-        if spinning is not True or r["measured_reads"] < limits["reads_min"] \
+        if spinning is None or pd.isna(spinning) or not bool(spinning) or r["measured_reads"] < limits["reads_min"] \
                 or not r["measured_bytes"] < limits["mean_max_bytes"]:
             continue
         found.append(Finding("small-shuffle-reads", r["workload_id"], f"{r['stage']} on {r['device']}",
@@ -351,8 +351,8 @@ def _capacity_use(samples: pd.DataFrame, bandwidths: Bandwidths, profile: str) -
 
 @rule(id="storage-sensitive", title="The placement changed the run time, beyond the noise",
       trigger="two configurations of a workload whose run times differ significantly by the method of "
-              "analysis.statistics (docs/compare.md): the 95 % interval of the ratio excludes 1 and the difference "
-              "exceeds the host's noise where it is known",
+              "analysis.statistics (docs/compare.md): the `confidence_pct` interval of the ratio excludes 1 and the "
+              "difference exceeds the host's noise where it is known",
       thresholds={"confidence_pct": statistics.CONFIDENCE * 100},
       action="Storage matters for this workload: the faster configuration's placement is the one to keep; the "
              "model section says which stages gained.",
@@ -362,9 +362,9 @@ def storage_sensitive(inputs: Inputs, limits: dict) -> list[Finding]:
 
 
 @rule(id="cannot-tell", title="Configurations compared with too few runs to tell",
-      trigger="two configurations of a workload whose run times the statistics cannot tell apart from noise: one "
-              "run on a side and no noise level of this host known",
-      thresholds={"runs_min": 2},
+      trigger="two configurations of a workload whose run times the statistics cannot tell apart from noise: fewer "
+              "than `runs_min` runs on a side and no noise level of this host known",
+      thresholds={"runs_min": statistics.MIN_RUNS},
       action="Do not rank these configurations: repeat them (REPEAT=3) or measure the host's noise (the same "
              "configuration run twice) so that a difference can be told from noise.",
       needs=(("workloads", "run_s"),))

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 CONFIDENCE = 0.95
+MIN_RUNS = 2            # per side, for an interval
 FASTER, SLOWER, SAME, CANNOT_TELL, BASELINE = "faster", "slower", "not significant", "cannot tell", "baseline"
 VERDICTS = (FASTER, SLOWER, SAME, CANNOT_TELL, BASELINE)
 METHOD = ("ratio of medians; significant when the 95 % Welch t interval of the ratio (log times) excludes 1 "
@@ -98,7 +99,7 @@ def compare(baseline, other, noise: Noise | None = None, confidence: float = CON
     direction = FASTER if ratio > 1 else SLOWER
     above_noise = noise is None or differs_pct > noise.pct
     noise_text = f"the host's noise, {noise.pct:.1f} % ({noise.source})" if noise else ""
-    if sb.n < 2 or so.n < 2:
+    if sb.n < MIN_RUNS or so.n < MIN_RUNS:
         runs = f"{sb.n} vs {so.n} run{'s' if max(sb.n, so.n) > 1 else ''}"
         if noise is None:
             return Difference(sb, so, ratio, math.nan, math.nan, CANNOT_TELL,
@@ -124,8 +125,8 @@ def compare(baseline, other, noise: Noise | None = None, confidence: float = CON
 def log_ratio_interval(baseline, other, confidence: float = CONFIDENCE) -> tuple[float, float]:
     """Welch's t interval of exp(mean log baseline - mean log other): the ratio of geometric means."""
     lb, lo = np.log(_clean(baseline)), np.log(_clean(other))
-    if len(lb) < 2 or len(lo) < 2:
-        raise ValueError("an interval needs at least 2 samples per side")
+    if len(lb) < MIN_RUNS or len(lo) < MIN_RUNS:
+        raise ValueError(f"an interval needs at least {MIN_RUNS} samples per side")
     diff = lb.mean() - lo.mean()
     vb, vo = lb.var(ddof=1) / len(lb), lo.var(ddof=1) / len(lo)
     se = math.sqrt(vb + vo)
