@@ -180,3 +180,27 @@ def test_report_opens_with_the_findings_and_writes_them_for_machines(tmp_path):
     assert list(table.columns) == findings.COLUMNS
     assert len(table) == len(document["findings"]) == sum(r["findings"] for r in document["rules"]) > 0
     assert {r["rule"] for r in document["rules"] if r["status"] == "fired"} == set(table["rule"])
+
+
+def test_comparison_opens_with_the_findings_of_each_run_and_its_own_verdicts(tmp_path):
+    runs = []
+    for name in ("20261121-201144-local", "20261122-201144-local"):   # the recorded matrix, and the same again
+        run = tmp_path / name
+        shutil.copytree(MATRIX, run)
+        for table in TABLE_NAMES:
+            if not (run / "tables" / f"{table}.parquet").exists():
+                pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{table}.parquet")
+        manifest = json.loads((run / "manifest.json").read_text())
+        (run / "manifest.json").write_text(json.dumps({**manifest, "run_id": name}))
+        runs.append(run)
+    from analysis.compare import write_comparison
+    html = write_comparison([str(r) for r in runs], tmp_path / "cmp").read_text()
+    assert html.index('id="findings"') < html.index('id="differences"') < html.index('id="workloads"')
+    found = pd.read_parquet(tmp_path / "cmp" / "tables" / "compare_findings.parquet")
+    # each run's own findings, named by its run; the time rules once, from the comparison (8 configurations, 1 run each)
+    assert set(found.loc[found["rule"] == "page-cache", "run"]) == {r.name for r in runs}
+    [cannot] = found[found["rule"] == "cannot-tell"].to_dict("records")
+    assert cannot["run"] == "" and json.loads(cannot["values"])["configurations"] == 7
+    assert "storage-sensitive" not in set(found["rule"]) and "faster" not in html.split('id="workloads"')[1].split("</table>")[0]
+    document = json.loads((tmp_path / "cmp" / "findings.json").read_text())
+    assert {r["rule"]: r["status"] for r in document["rules"]}["device-saturated"] == "fired"
