@@ -2,7 +2,10 @@
 (TeraSort on MapReduce and Spark, TPC-H on Spark SQL, K-means, GATK4), collectors, tables and report; then
 the assertions the foundation and the workload suite promise."""
 import json
+import os
+import pwd
 import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +13,8 @@ import pytest
 
 from spillway import REPO, inventory
 from spillway.ansible import run_playbook
+
+from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 
 pytestmark = pytest.mark.integration
 HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
@@ -117,3 +122,78 @@ def test_gatk4_runs_its_three_tools_as_separate_spark_applications(bench):
     names = " ".join(apps[apps.workload_id == "gatk4"]["app_name"])
     for tool in ("MarkDuplicatesSpark", "BaseRecalibratorSpark", "ApplyBQSRSpark"):
         assert tool in names
+
+
+# Least privilege (docs/safety.md): read from the running processes, never from configuration.
+def process_users(marker):
+    """{pid: (user, command line)} of every live process whose command line holds marker."""
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            user = pwd.getpwuid(proc.stat().st_uid).pw_name
+        except (FileNotFoundError, ProcessLookupError, KeyError):
+            continue
+        if marker in cmdline:
+            found[int(proc.name)] = (user, cmdline)
+    return found
+
+
+def test_every_hadoop_daemon_runs_as_its_service_user_and_the_manifest_says_so(bench):
+    _, run_dir = bench
+    daemons = process_users("-Dspillway.daemon=/var/lib/spillway/local/")
+    running = {cmdline.split("-Dspillway.daemon=/var/lib/spillway/local/")[1].split()[0]: user
+               for user, cmdline in daemons.values()}
+    assert running == DAEMON_USERS
+    assert "root" not in running.values()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    recorded = manifest["hosts"]["localhost"]["daemon_users"]
+    assert {name: user for name, user in recorded.items() if name in DAEMON_USERS} == DAEMON_USERS
+
+
+def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workload_user(bench):
+    examples = next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"))
+    job = subprocess.Popen(as_workload_user([HADOOP, "jar", str(examples), "pi", "2", "20"]),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    containers, clients = {}, {}
+    try:
+        deadline = time.monotonic() + 240
+        while job.poll() is None and time.monotonic() < deadline:
+            containers.update(process_users("/usercache/"))   # a container's working dir is on its command line
+            clients.update({pid: user for pid, (user, cmdline) in process_users("RunJar").items()
+                            if str(examples) in cmdline})
+            time.sleep(0.5)
+    finally:
+        job.kill()
+        output = job.communicate()[0]
+    assert job.returncode == 0, output[-3000:]
+    assert containers, "no YARN container process was seen while the job ran"
+    assert {user for user, _ in containers.values()} == {SERVICE_USERS["yarn"]}
+    assert set(clients.values()) == {SERVICE_USERS["workload"]}
+
+
+@pytest.mark.parametrize("who", [{"HADOOP_USER_NAME": "intruder"}, {}], ids=["another-user", "root"])
+@pytest.mark.parametrize("call", [["application", "-list"], ["fs", "-ls", "/"]], ids=["yarn", "hdfs"])
+def test_a_client_outside_the_service_acls_is_refused(bench, who, call):
+    # Root is no harness user of the cluster's services: the harness's own calls go through the workload user.
+    env = {key: value for key, value in os.environ.items() if key != "HADOOP_USER_NAME"} | who
+    proc = subprocess.run([HADOOP, *call], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 0
+    assert "is not authorized for protocol" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-2000:]
+    allowed = subprocess.run(as_workload_user([HADOOP, *call]), capture_output=True, text=True, timeout=120)
+    assert allowed.returncode == 0, allowed.stderr[-2000:]
+
+
+def test_workload_commands_wrote_their_outputs_as_the_workload_user_and_the_fio_sweep_as_root(bench):
+    _, run_dir = bench
+    step_outputs = Path("/var/lib/spillway/local/runs") / run_dir.name / "workload"
+    owners = {path.relative_to(step_outputs).as_posix(): pwd.getpwuid(path.stat().st_uid).pw_name
+              for path in step_outputs.rglob("*") if path.is_file() and not path.name.endswith(".log")}
+    by_workload = {}
+    for name, owner in owners.items():
+        by_workload.setdefault(name.split("/")[0], set()).add(owner)
+    assert by_workload.pop("fio-sweep") == {"root"}   # needs_root in its manifest
+    assert set(by_workload) >= {"terasort-spark", "tpch", "kmeans", "gatk4"}
+    assert all(found == {SERVICE_USERS["workload"]} for found in by_workload.values()), by_workload

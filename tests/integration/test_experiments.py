@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 
 from spillway import REPO
+from cluster_users import HADOOP, as_workload_user
 
 pytestmark = pytest.mark.integration
 ROWS = 500_000  # 50 MB: big enough that its HDFS writes reach the device within the run's window
 SPARK_SORT = f"engine=spark rows={ROWS}"
-HADOOP = Path("/var/lib/spillway/local/bin/hadoop")
 
 
 def bench(*make_vars, timeout=2400):
@@ -70,12 +70,13 @@ def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_median
     # The matrix left HDFS on the ssd with the input cached; a wrong recorded checksum makes the (correct)
     # sort fail its check exactly as lost rows would.
     checksum = f"/spillway/terasort/input-{ROWS}.checksum"
-    subprocess.run(f"echo 1234abcd | {HADOOP} fs -put -f - {checksum}", shell=True, check=True)
+    subprocess.run(as_workload_user([HADOOP, "fs", "-put", "-f", "-", checksum]), input="1234abcd\n", text=True,
+                   check=True)
     try:
         proc, run_dir, manifest = bench("terasort", f"PARAMS={SPARK_SORT}", "PLACEMENT=hdfs=ssd,local=ssd")
     finally:
-        subprocess.run([str(HADOOP), "fs", "-rm", "-r", "-f", "-skipTrash", checksum,
-                        f"/spillway/terasort/input-{ROWS}"], check=True)
+        subprocess.run(as_workload_user([HADOOP, "fs", "-rm", "-r", "-f", "-skipTrash", checksum,
+                                         f"/spillway/terasort/input-{ROWS}"]), check=True)
     assert proc.returncode != 0
     (run,) = manifest["workloads"]
     assert run["status"] == "invalid"

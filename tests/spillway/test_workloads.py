@@ -89,3 +89,25 @@ def test_parameter_required_at_a_scale_names_where_to_set_it(tmp_path, monkeypat
     with pytest.raises(WorkloadError, match=r"spillway_workload_parameters: \{needs-input: \{reads: ...\}\}"):
         wl.parameters("small")
     assert wl.parameters("small", {"reads": "/data/x.bam"})["reads"] == "/data/x.bam"
+
+
+def test_only_the_fio_sweep_runs_a_command_as_root_and_says_why():
+    # Every other command runs as the unprivileged workload user (docs/safety.md "Least privilege").
+    as_root = {(name, step): command["needs_root"] for name in workloads.available()
+               for step, commands in workloads.load(name).manifest["steps"].items()
+               for command in commands if "needs_root" in command}
+    assert set(as_root) == {("fio-sweep", "run")}
+    assert "raw block device" in as_root["fio-sweep", "run"]
+
+
+@pytest.mark.parametrize("needs_root, message", [(True, "is not of type 'string'"), ("why", "is too short")])
+def test_a_command_that_asks_for_root_without_a_reason_is_refused(tmp_path, monkeypatch, needs_root, message):
+    import yaml
+    manifest = {"name": "rooted", "description": "d", "framework": "spark", "parameters": {},
+                "scales": {"tiny": {"data": "none"}},
+                "steps": {"run": [{"hosts": "controller", "command": "true", "needs_root": needs_root}]}}
+    (tmp_path / "rooted").mkdir()
+    (tmp_path / "rooted" / "workload.yml").write_text(yaml.safe_dump(manifest))
+    monkeypatch.setattr(workloads, "WORKLOADS", tmp_path)
+    with pytest.raises(WorkloadError, match=f"steps.run.0.needs_root: .*{message}"):
+        workloads.load("rooted")
