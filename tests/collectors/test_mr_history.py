@@ -35,14 +35,3 @@ def test_history_dirs_come_from_mapred_site(tmp_path):
                     "<value>/spillway/mr-history/done</value></property></configuration>")
     assert stop.history_dirs(site)[0] == "/spillway/mr-history/done"
 
-
-
-def test_hadoop_clients_run_as_the_unprivileged_client_user(monkeypatch):
-    stop = load_stop()
-    monkeypatch.delenv("SPILLWAY_CLIENT_USER", raising=False)
-    assert stop.hadoop_client("/r/bin/hadoop", "fs", "-ls", "/") == ["/r/bin/hadoop", "fs", "-ls", "/"]
-    monkeypatch.setenv("SPILLWAY_CLIENT_USER", "spillway-workload")
-    monkeypatch.setenv("SPILLWAY_CLIENT_GROUP", "spillway-hadoop")
-    assert stop.hadoop_client("/r/bin/hadoop", "fs", "-ls", "/") == [
-        "setpriv", "--reuid=spillway-workload", "--regid=spillway-hadoop", "--init-groups", "--no-new-privs", "--",
-        "/r/bin/hadoop", "fs", "-ls", "/"]

@@ -74,6 +74,14 @@ def test_tiny_bench_over_ssh_collects_from_every_worker(emu, bench_process):
     assert "fio" in output.split("fio-sweep: run ...")[1].split("fio-sweep: run: ok")[0]
     report = (run.run_dir / "report.html").read_text()
     assert all(worker in report for worker in WORKERS)
+    # Least privilege (docs/safety.md), as read from each node's running processes by facts.yml: every Hadoop
+    # daemon of every node runs as its service user.
+    expected = {"master": {"namenode": "spillway-hdfs", "resourcemanager": "spillway-yarn",
+                           "historyserver": "spillway-mapred"}}
+    expected |= {worker: {"datanode": "spillway-hdfs", "nodemanager": "spillway-yarn"} for worker in WORKERS}
+    hadoop = {name for names in expected.values() for name in names}
+    assert {host: {name: user for name, user in facts["daemon_users"].items() if name in hadoop}
+            for host, facts in manifest["hosts"].items()} == expected
 
 
 def test_a_datanode_that_never_registers_is_named_with_every_workers_log(emu, tmp_path):

@@ -13,7 +13,7 @@ import pytest
 from spillway import PLAYBOOKS, REPO
 
 TEST_USERS = {"hdfs": "spillway-t-hdfs", "yarn": "spillway-t-yarn", "mapred": "spillway-t-mapred",
-              "workload": "spillway-t-workload"}
+              "workload": "spillway-t-workload", "collect": "spillway-t-collect"}
 TEST_GROUP = "spillway-t-hadoop"
 
 
