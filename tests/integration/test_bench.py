@@ -151,6 +151,9 @@ def test_every_hadoop_daemon_runs_as_its_service_user_and_the_manifest_says_so(b
     manifest = json.loads((run_dir / "manifest.json").read_text())
     recorded = manifest["hosts"]["localhost"]["daemon_users"]
     assert {name: user for name, user in recorded.items() if name in DAEMON_USERS} == DAEMON_USERS
+    # and the monitoring processes, the other supervised daemons: the collect user's
+    assert {name: user for name, user in recorded.items() if name not in DAEMON_USERS} == {
+        name: SERVICE_USERS["collect"] for name in ("node-exporter", "prometheus", "pushgateway")}
 
 
 def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workload_user(bench):

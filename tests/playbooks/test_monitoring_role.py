@@ -27,6 +27,8 @@ RENDER_PLAYBOOK = """
   gather_facts: false
   roles: [common]
   tasks:
+    - name: The service users (Prometheus' data folders are the collect user's)
+      ansible.builtin.import_role: {name: common, tasks_from: users}
     - name: Hadoop daemons of each host
       ansible.builtin.import_role: {name: hadoop, tasks_from: daemons}
     - name: Scrape configuration and monitoring.json
