@@ -18,6 +18,7 @@ from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 
 pytestmark = pytest.mark.integration
 HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
+EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
 @pytest.fixture(scope="module")
@@ -157,8 +158,7 @@ def test_every_hadoop_daemon_runs_as_its_service_user_and_the_manifest_says_so(b
 
 
 def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workload_user(bench):
-    examples = next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"))
-    job = subprocess.Popen(as_workload_user([HADOOP, "jar", str(examples), "pi", "2", "20"]),
+    job = subprocess.Popen(as_workload_user([HADOOP, "jar", EXAMPLES_JAR, "pi", "2", "20"]),
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     containers, clients = {}, {}
     try:
@@ -166,7 +166,7 @@ def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workl
         while job.poll() is None and time.monotonic() < deadline:
             containers.update(process_users("/usercache/"))   # a container's working dir is on its command line
             clients.update({pid: user for pid, (user, cmdline) in process_users("RunJar").items()
-                            if str(examples) in cmdline})
+                            if EXAMPLES_JAR in cmdline})
             time.sleep(0.5)
     finally:
         job.kill()
@@ -178,15 +178,21 @@ def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workl
 
 
 @pytest.mark.parametrize("who", [{"HADOOP_USER_NAME": "intruder"}, {}], ids=["another-user", "root"])
-@pytest.mark.parametrize("call", [["application", "-list"], ["fs", "-ls", "/"]], ids=["yarn", "hdfs"])
-def test_a_client_outside_the_service_acls_is_refused(bench, who, call):
+@pytest.mark.parametrize("call, protocol", [
+    (["application", "-list"], "ApplicationClientProtocol"),   # the ResourceManager's client protocol (submissions)
+    (["fs", "-ls", "/"], "ClientProtocol"),                     # the NameNode's
+    (["jar", EXAMPLES_JAR, "pi", "1", "10"], "ClientProtocol"),  # a job submission: refused at its first call
+], ids=["yarn", "hdfs", "submit"])
+def test_a_client_outside_the_service_acls_is_refused(bench, who, call, protocol):
     # Root is no harness user of the cluster's services: the harness's own calls go through the workload user.
     env = {key: value for key, value in os.environ.items() if key != "HADOOP_USER_NAME"} | who
     proc = subprocess.run([HADOOP, *call], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    assert "is not authorized for protocol" in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-2000:]
-    allowed = subprocess.run(as_workload_user([HADOOP, *call]), capture_output=True, text=True, timeout=120)
-    assert allowed.returncode == 0, allowed.stderr[-2000:]
+    refused = f"is not authorized for protocol interface org.apache.hadoop.{'yarn.api' if 'Application' in protocol else 'hdfs.protocol'}.{protocol}"
+    assert refused in proc.stdout + proc.stderr, (proc.stdout + proc.stderr)[-2000:]
+    if call[0] != "jar":   # the workload user's job: test_yarn_containers_run_as_the_nodemanager_user_...
+        allowed = subprocess.run(as_workload_user([HADOOP, *call]), capture_output=True, text=True, timeout=120)
+        assert allowed.returncode == 0, allowed.stderr[-2000:]
 
 
 def test_workload_commands_wrote_their_outputs_as_the_workload_user_and_the_fio_sweep_as_root(bench):
