@@ -19,7 +19,7 @@ TEST_GROUP = "spillway-t-hadoop"
 
 def run_users_tasks(tmp_path, users, group=TEST_GROUP):
     playbook = tmp_path / "users.yml"
-    playbook.write_text(f"""
+    playbook.write_text("""
 - hosts: localhost
   gather_facts: false
   tasks:
