@@ -249,6 +249,12 @@ class Bench(Resuming):
             self.run.manifest["hosts"][host] = facts
         self.run.save()
 
+    def _host_backends(self):
+        """Each host's backends as its storage.json (fetched by facts.yml) says: the steps' SPILLWAY_BACKENDS, given
+        rather than read on every host by every step."""
+        return {host: (facts.get("storage") or {}).get("backends") or {}
+                for host, facts in self.run.manifest["hosts"].items()}
+
     def _workload(self, instance):
         """Run one workload instance; return True when every step succeeded."""
         workload, wid, params = instance.workload, instance.id, instance.params
@@ -278,7 +284,8 @@ class Bench(Resuming):
                                  workload_name=workload.name, workload_id=wid, step=step,
                                  params=params, commands=commands,
                                  executor_cores=instance.executor_cores or "",
-                                 pushgateway_url=self.monitoring.pushgateway_url or "")
+                                 pushgateway_url=self.monitoring.pushgateway_url or "",
+                                 host_backends=self._host_backends())
             status = "ok"
         except StepFailed:
             # A run whose output failed its check is kept and flagged, never counted as a result.

@@ -55,6 +55,15 @@ def test_teravalidate_passes(bench, engine):
     assert "checksum" in verdict and "error" not in verdict.lower()
 
 
+def test_the_mapreduce_job_history_was_copied_over_webhdfs(bench):
+    # collectors/mr-history reads the JobHistoryServer's files through WebHDFS as the collect user (no client JVM)
+    _, run_dir = bench
+    jobs = table(run_dir, "mr_jobs")
+    sort = jobs[(jobs.workload_id == "terasort-mapreduce") & (jobs.job_name == "TeraSort")]
+    assert list(sort.status) == ["SUCCEEDED"], jobs[["workload_id", "job_name", "status"]]
+    assert not list((run_dir / "raw/localhost/mr-history/terasort-mapreduce").glob("collector-error.txt"))
+
+
 def test_hdd_4k_randread_iops_is_within_20_percent_of_its_cap(bench):
     _, run_dir = bench
     fio = table(run_dir, "fio")

@@ -1,0 +1,102 @@
+#!/usr/bin/python
+"""Start or stop this host's collectors in one module run (docs/collectors.md, the collector contract).
+
+One run instead of one task per collector and per folder: every Ansible task costs a module start (0.2-0.7 s on a
+loaded 2-core host), and a bench starts and stops the collectors around every workload (issue 19). For each
+collector given, in order: `start` creates its output folder, owned by the user it runs as, then runs
+`<install_dir>/<name>/<action>` with the contract's environment; a collector without `needs_root` runs as the
+unprivileged collect user with no way back to root (setpriv). The data devices come from the host's storage.json
+(backends.*.device) unless `devices` overrides them. A collector never fails the bench: it exits 0 and writes
+collector-error.txt; what one printed on stderr or a non-zero exit is returned in `problems` (and shown as a
+warning), and the module fails only when a collector is not installed (provision installs them).
+"""
+import grp
+import json
+import os
+import pwd
+import subprocess
+import time
+
+from ansible.module_utils.basic import AnsibleModule
+
+DOCUMENTATION = r"""
+module: spillway_collectors
+short_description: Start or stop the Spillway collectors of this host
+options:
+  action: {type: str, required: true, choices: [start, stop]}
+  collectors:
+    type: list
+    elements: dict
+    required: true
+    description: the collectors of this host, each {name, needs_root (absent or a reason)}
+  install_dir: {type: path, required: true, description: "where provision installed collectors/"}
+  run_root: {type: path, required: true, description: "<spillway_root>/runs/<run_id>"}
+  storage_json: {type: path, required: true, description: "the host's storage.json (absent on a host without disks)"}
+  contract_env: {type: dict, required: true, description: "the contract's variables shared by every collector"}
+  devices: {type: list, elements: str, default: [], description: "data devices; empty, storage.json's"}
+  user: {type: str, required: true, description: "the unprivileged collect user"}
+  group: {type: str, required: true}
+"""
+
+
+def storage_devices(path):
+    """(devices, deviceless backends) of storage.json; a host without one (no data disks) has neither."""
+    try:
+        with open(path) as handle:
+            backends = json.load(handle).get("backends") or {}
+    except FileNotFoundError:
+        return [], []
+    devices = list(dict.fromkeys(b["device"] for b in backends.values() if b.get("device")))
+    return devices, [name for name, b in backends.items() if not b.get("device")]
+
+
+def main():
+    module = AnsibleModule(argument_spec={
+        "action": {"type": "str", "required": True, "choices": ["start", "stop"]},
+        "collectors": {"type": "list", "elements": "dict", "required": True},
+        "install_dir": {"type": "path", "required": True},
+        "run_root": {"type": "path", "required": True},
+        "storage_json": {"type": "path", "required": True},
+        "contract_env": {"type": "dict", "required": True},
+        "devices": {"type": "list", "elements": "str", "default": []},
+        "user": {"type": "str", "required": True},
+        "group": {"type": "str", "required": True},
+    })
+    p = module.params
+    missing = [c["name"] for c in p["collectors"]
+               if not os.access(os.path.join(p["install_dir"], c["name"], p["action"]), os.X_OK)]
+    if missing:
+        module.fail_json(msg=f"collector(s) {', '.join(missing)} not installed in {p['install_dir']}: "
+                             "run playbooks/provision.yml (it installs collectors/ on every host)")
+    devices, deviceless = storage_devices(p["storage_json"])
+    if p["devices"]:
+        devices, deviceless = p["devices"], []
+    shared = {**{k: str(v) for k, v in p["contract_env"].items()},
+              "SPILLWAY_DEVICES": " ".join(devices), "SPILLWAY_DEVICELESS_BACKENDS": " ".join(deviceless)}
+    uid, gid = pwd.getpwnam(p["user"]).pw_uid, grp.getgrnam(p["group"]).gr_gid
+    as_user = ["setpriv", f"--reuid={p['user']}", f"--regid={p['group']}", "--init-groups", "--no-new-privs", "--"]
+    ran, problems = [], []
+    workload_id = p["contract_env"]["SPILLWAY_WORKLOAD_ID"]
+    for collector in p["collectors"]:
+        name, privileged = collector["name"], collector.get("needs_root") is not None
+        out = os.path.join(p["run_root"], name, workload_id)
+        if p["action"] == "start":
+            os.makedirs(out, mode=0o755, exist_ok=True)
+            os.chown(out, 0 if privileged else uid, gid)
+            os.chmod(out, 0o755)
+        command = ([] if privileged else as_user) + [os.path.join(p["install_dir"], name, p["action"])]
+        started = time.monotonic()
+        proc = subprocess.run(command, env={**os.environ, **shared, "SPILLWAY_OUT": out}, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True)
+        # each collector's own time, in the step's log: what a slow stop (a block trace draining) costs
+        ran.append({"name": name, "rc": proc.returncode, "seconds": round(time.monotonic() - started, 2),
+                    "stderr": proc.stderr.strip()})
+        if proc.returncode or proc.stderr.strip():
+            problems.append(f"collector {name} {p['action']}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+    for problem in problems:
+        module.warn(problem)
+    module.exit_json(changed=bool(ran), collectors=ran, problems=problems, devices=devices)
+
+
+if __name__ == "__main__":
+    main()
