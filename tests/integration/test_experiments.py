@@ -2,6 +2,8 @@
 emulated hdd or ssd), a CORES sweep, and a run whose output fails validation (kept, flagged invalid)."""
 import json
 import subprocess
+import time
+from datetime import datetime
 from pathlib import Path
 
 import pandas as pd
@@ -11,6 +13,7 @@ from spillway import REPO
 from cluster_users import HADOOP, as_workload_user
 
 pytestmark = pytest.mark.integration
+SUPERVISOR = "/var/lib/spillway/local/bin/spillway-daemon"
 ROWS = 500_000  # 50 MB: big enough that its HDFS writes reach the device within the run's window
 SPARK_SORT = f"engine=spark rows={ROWS}"
 
@@ -43,6 +46,26 @@ def test_matrix_runs_the_four_placements_and_the_report_groups_them(matrix):
         "provision (hdfs=ssd, local=hdd)", "provision (hdfs=ssd, local=ssd)"]
     html = (run_dir / "report.html").read_text()
     assert 'id="placement"' in html and "vs fastest placement" in html
+
+
+def daemon_started_at(name):
+    """Epoch seconds (to the second) when the local cluster's daemon `name` started, from its supervisor's pid."""
+    status = subprocess.run([SUPERVISOR, "status", name], capture_output=True, text=True).stdout.split()
+    assert status[:2] == ["running", name], status
+    pid = status[status.index("pid") + 1]
+    elapsed = subprocess.run(["ps", "-o", "etimes=", "-p", pid], capture_output=True, text=True, check=True)
+    return time.time() - int(elapsed.stdout)
+
+
+def test_a_switch_of_the_local_placement_restarts_the_nodemanager_alone(matrix):
+    # The matrix's last switch, (ssd, hdd) -> (ssd, ssd), changed only the local dirs (yarn-placement.xml).
+    _, _, manifest = matrix
+    (last,) = [s for s in manifest["steps"] if s["name"] == "provision (hdfs=ssd, local=ssd)"]
+    switched_at = datetime.fromisoformat(last["started_at"]).timestamp()
+    started = {name: daemon_started_at(name) for name in
+               ("namenode", "datanode", "resourcemanager", "nodemanager", "historyserver")}
+    assert started["nodemanager"] > switched_at, started
+    assert all(at < switched_at - 1 for name, at in started.items() if name != "nodemanager"), (switched_at, started)
 
 
 def test_each_run_wrote_its_hdfs_output_to_the_backend_it_placed_hdfs_on(matrix):
