@@ -1,6 +1,6 @@
 """Where a bench's wall time goes: the workloads' own commands against everything the harness does around them.
 
-    python -m experiments.benchmarks.overhead [<run-dir | run-id | latest>]
+    python -m experiments.benchmarks.overhead [<run-dir | run-id | latest> ...]
 
 Issue 19's figure: the harness's overhead is every second of the bench not spent inside a workload's prepare, run
 or validate command. A command's time is its own task's timing line in the step's Ansible log (the spillway_timing
@@ -9,7 +9,8 @@ step playbook's start-up, shipping the job code and reading the storage layout. 
 from the manifest's steps: the step playbooks around the commands, each workload's begin (health check, caches,
 collectors start) and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight, report; what no
 step covers (the runner itself between steps) is `between steps`. Nothing is run: it reads a run directory the
-bench wrote (its manifest.json and logs/), so before/after figures are the same command on two runs.
+bench wrote (its manifest.json and logs/), so before/after figures are the same command on two runs; given several,
+it prints them side by side.
 """
 from __future__ import annotations
 
@@ -89,14 +90,31 @@ def render(run_dir: Path, figures: dict) -> str:
     return "\n".join(lines)
 
 
+def render_side_by_side(runs: list[tuple[Path, dict]]) -> str:
+    """Several benches (e.g. before and after a change) in columns: seconds per kind, then the totals."""
+    kinds = list(dict.fromkeys(kind for _, figures in runs for kind in figures["kinds"]))
+    width = max(22, *(len(run_dir.name) + 2 for run_dir, _ in runs))
+    lines = [f"{'':<52}" + "".join(f"{run_dir.name:>{width}}" for run_dir, _ in runs)]
+    for kind in kinds:
+        lines.append(f"{kind:<52}" + "".join(f"{figures['kinds'].get(kind, 0.0):>{width - 2}.1f} s"
+                                             for _, figures in runs))
+    lines.append(f"{'wall':<52}" + "".join(f"{figures['wall_s']:>{width - 2}.1f} s" for _, figures in runs))
+    lines.append(f"{'workload commands':<52}" + "".join(f"{figures['commands_s']:>{width - 2}.1f} s"
+                                                         for _, figures in runs))
+    lines.append(f"{'overhead (goal <= ' + format(GOAL_OVERHEAD_PCT, 'g') + ' %)':<52}"
+                 + "".join(f"{figures['overhead_pct']:>{width - 2}.1f} %" for _, figures in runs))
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m experiments.benchmarks.overhead", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("run", nargs="?", default="latest", help="run directory or run id (default: latest)")
+    parser.add_argument("runs", nargs="*", default=["latest"],
+                        help="run directories or run ids (default: latest); several are printed side by side")
     args = parser.parse_args(argv)
     try:
-        run_dir = resolve_run_dir(args.run)
-        print(render(run_dir, breakdown(run_dir)))
+        runs = [(run_dir, breakdown(run_dir)) for run_dir in map(resolve_run_dir, args.runs or ["latest"])]
+        print(render(*runs[0]) if len(runs) == 1 else render_side_by_side(runs))
     except (FileNotFoundError, ValueError, KeyError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -42,3 +42,15 @@ def test_a_bench_still_running_is_refused(tmp_path, capsys):
     (run / "manifest.json").write_text(json.dumps(manifest))
     assert main([str(run)]) == 2
     assert "has not ended" in capsys.readouterr().err
+
+
+def test_several_runs_print_side_by_side_one_column_each(tmp_path, capsys):
+    after = tmp_path / "after"
+    shutil.copytree(RUN, after)
+    assert main([str(RUN), str(after)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].split() == ["bench-tiny", "after"]
+    overhead = next(line for line in lines if line.startswith("overhead"))
+    assert overhead.split()[-4:] == ["38.7", "%", "38.7", "%"]
+    provision = next(line for line in lines if line.startswith("provision"))
+    assert provision.split()[1:] == ["56.1", "s", "56.1", "s"]
