@@ -59,7 +59,8 @@ help: ## Show the targets and their variables
 	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N] [FIO=<run-id>]  I/O-aware model"
 	@echo "               prediction per stage (FIO: a run whose fio sweep gives the target's bandwidth)"
 	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1] [MIN_STAGE_S=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
-	@echo "  make test     set up every inventory the tests use ($(TEST_CLUSTERS)), unit tests, then the tiny bench for real"
+	@echo "  make test     set up every inventory the tests use ($(TEST_CLUSTERS)), the tests that touch no live cluster on"
+	@echo "               2 workers, then the live ones (the tiny bench for real, the emulated clusters) one at a time"
 	@echo "  make workloads  the workloads and their scale profiles"
 	@echo "  make setup    install Java, fio, sysstat, Hadoop, Spark, the Python venv (idempotent, cached)"
 	@echo "  make preflight [CLUSTER=$(CLUSTER)]  read-only checks of every host (SSH, root, Java, storage, space, ports, clock)"
@@ -141,13 +142,26 @@ validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per 
 # touch anything, so a package only an earlier manual step installed fails up front with its fix named.
 TEST_CLUSTERS := local emu pfs
 
-test: venv ## set up every inventory the tests provision, then unit tests on recorded outputs and integration tests
+# Then the tests in two halves that together are all of them. The tests not marked integration (recorded outputs,
+# scratch inventories and state under tmp_path) are CPU-bound and independent of each other: two pytest-xdist
+# workers. The live ones (marked integration) share this machine's clusters, ports and disks: one at a time, after.
+# The live half runs whatever the first half's failures (only its exit 2, a Ctrl-C or a collection error, which the
+# live half would meet too, stops make test there); make test fails when either half fails, and its last lines name
+# the half that did (each half's -ra summary ends that half's own output).
+test: venv ## set up every inventory the tests provision, then the tests without a live cluster (2 workers), then the live ones
 	@for cluster in $(TEST_CLUSTERS); do \
 		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster)"; \
 		$(MAKE) --no-print-directory setup CLUSTER=$$cluster || exit 1; \
 	done
 	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
-	@$(PY) -m pytest tests --durations=25
+	@echo "== make test: the tests that touch no live cluster (not integration), on 2 workers"; \
+	$(PY) -m pytest tests -m "not integration" -n 2 --durations=15; unit=$$?; \
+	test $$unit -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the live tests are not started" >&2; exit 2; }; \
+	echo "== make test: the live tests (integration), one at a time"; \
+	$(PY) -m pytest tests -m integration --durations=25; live=$$?; \
+	test $$unit -eq 0 || echo "== make test: FAILED: the tests that touch no live cluster (pytest exit $$unit; their summary is above the live tests' output)" >&2; \
+	test $$live -eq 0 || echo "== make test: FAILED: the live tests (pytest exit $$live)" >&2; \
+	test $$unit -eq 0 && test $$live -eq 0
 
 preflight: venv ## read-only checks of every host before provisioning, one table (docs/cluster.md)
 	@$(CHECK)

@@ -3,6 +3,7 @@ and their group are created as locked system accounts without a login shell, and
 account name (or is root) is refused, naming the fix, before any account is created."""
 import grp
 import json
+import os
 import pwd
 import subprocess
 import sys
@@ -12,9 +13,11 @@ import pytest
 
 from spillway import PLAYBOOKS, REPO
 
-TEST_USERS = {"hdfs": "spillway-t-hdfs", "yarn": "spillway-t-yarn", "mapred": "spillway-t-mapred",
-              "workload": "spillway-t-workload", "collect": "spillway-t-collect"}
-TEST_GROUP = "spillway-t-hadoop"
+# /etc/passwd is the machine's: names of this process alone, so that a test on another xdist worker (or in another
+# pytest session) never sees, makes or removes these accounts; the tests of one process run one at a time.
+PREFIX = f"spillway-t{os.getpid()}"
+TEST_USERS = {service: f"{PREFIX}-{service}" for service in ("hdfs", "yarn", "mapred", "workload", "collect")}
+TEST_GROUP = f"{PREFIX}-hadoop"
 
 
 def run_users_tasks(tmp_path, users, group=TEST_GROUP):
@@ -66,17 +69,19 @@ def test_the_service_users_are_locked_system_accounts_in_the_service_group(tmp_p
     assert again.returncode == 0 and "changed=0" in again.stdout
 
 
-@pytest.mark.parametrize("users, group", [
-    ({**TEST_USERS, "hdfs": "root"}, TEST_GROUP),
-    ({**TEST_USERS, "yarn": "yarn; touch /tmp/spillway-pwned"}, TEST_GROUP),
-    ({k: v for k, v in TEST_USERS.items() if k != "mapred"}, TEST_GROUP),
-    (TEST_USERS, "root"),
-], ids=["root", "not-a-name", "missing-service", "root-group"])
-def test_bad_service_users_are_refused_before_any_account_is_made(tmp_path, test_accounts, users, group):
+@pytest.mark.parametrize("mistake", ["root", "not-a-name", "missing-service", "root-group"])
+def test_bad_service_users_are_refused_before_any_account_is_made(tmp_path, test_accounts, mistake):
+    pwned = tmp_path / "pwned"
+    users, group = {
+        "root": ({**TEST_USERS, "hdfs": "root"}, TEST_GROUP),
+        "not-a-name": ({**TEST_USERS, "yarn": f"yarn; touch {pwned}"}, TEST_GROUP),
+        "missing-service": ({k: v for k, v in TEST_USERS.items() if k != "mapred"}, TEST_GROUP),
+        "root-group": (TEST_USERS, "root"),
+    }[mistake]
     result = run_users_tasks(tmp_path, users, group)
     assert result.returncode != 0
     # the role's own check names the fix; a missing service is caught first by the entry point's argument spec
     assert ("Fix it in the inventory" in result.stdout
             or "missing required arguments: mapred found in spillway_service_users" in result.stdout), result.stdout[-2000:]
     assert not any(account(name) for name in TEST_USERS.values())
-    assert not Path("/tmp/spillway-pwned").exists()
+    assert not pwned.exists()

@@ -15,9 +15,12 @@ from pathlib import Path
 
 from spillway import PLAYBOOKS, REPO
 
-RECORD = {"SPILLWAY_ROOT": "/var/lib/spillway-test-stop", "SPILLWAY_RUN_ID": "20261124-000000-local",
+# The module stops whatever on this machine carries the record: a run id of this process alone, so that a test on
+# another xdist worker (or in another pytest session) neither stops these processes nor has its own stopped.
+RUN_ID = f"20261124-000000-local-{os.getpid()}"
+RECORD = {"SPILLWAY_ROOT": "/var/lib/spillway-test-stop", "SPILLWAY_RUN_ID": RUN_ID,
           "SPILLWAY_WORKLOAD_ID": "fio-sweep",
-          "SPILLWAY_OUT": "/var/lib/spillway-test-stop/runs/20261124-000000-local/workload/fio-sweep"}
+          "SPILLWAY_OUT": f"/var/lib/spillway-test-stop/runs/{RUN_ID}/workload/fio-sweep"}
 # A step command: each sleep stands for one fio point; the loop starts the next one when a point ends.
 LOOP = "while true; do sleep 300; done"
 
@@ -55,7 +58,7 @@ def test_the_runs_processes_end_and_the_decoys_do_not():
               start({**RECORD, "SPILLWAY_WORKLOAD_ID": "fio-sweep-r2"}),
               start({**RECORD, "SPILLWAY_ROOT": "/var/lib/spillway-other"}),
               # a collector of the same workload run: the collectors' stop finishes its files
-              start({**RECORD, "SPILLWAY_OUT": "/var/lib/spillway-test-stop/runs/20261124-000000-local/iostat/fio-sweep"})]
+              start({**RECORD, "SPILLWAY_OUT": f"/var/lib/spillway-test-stop/runs/{RUN_ID}/iostat/fio-sweep"})]
     try:
         time.sleep(0.5)
         result = stop_workload(RECORD)
@@ -79,7 +82,8 @@ def test_a_process_that_ignores_sigterm_is_killed_after_the_grace():
         result = stop_workload(RECORD, grace_s=1)
         assert {"bash", "sleep"} <= set(result["killed"]), result
         assert "killed after 1 s" in result["msg"]
-        assert subprocess.run(["pgrep", "-f", LOOP], capture_output=True).returncode == 1
+        # in its own session (start_new_session): not another test's loop, which may run meanwhile
+        assert subprocess.run(["pgrep", "-s", str(stubborn.pid), "-f", LOOP], capture_output=True).returncode == 1
         assert ended(stubborn)
     finally:
         if stubborn.poll() is None:

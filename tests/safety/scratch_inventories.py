@@ -1,5 +1,6 @@
 """Scratch inventories and a scratch checkout for the safety tests of inventories: nothing of the real
 inventories/ is changed, and commands run in the scratch checkout read only its copy."""
+import hashlib
 import shutil
 import subprocess
 from pathlib import Path
@@ -49,8 +50,9 @@ def decoy(tmp_path):
 @pytest.fixture
 def cluster_name(tmp_path):
     """A cluster name of this test alone: the locks in /run/lock are the machine's, and a real cluster's name
-    could be held by a bench of it."""
-    name = f"t17-{tmp_path.parent.name[-6:]}-{tmp_path.name[-2:]}".lower().replace("_", "-")
+    could be held by a bench of it. Derived from the whole tmp_path, which no other test of this session, of another
+    xdist worker or of another pytest session on this machine has."""
+    name = f"t17-{hashlib.sha256(str(tmp_path).encode()).hexdigest()[:12]}"
     yield name
     Path(f"/run/lock/spillway-{name}.lock").unlink(missing_ok=True)
 

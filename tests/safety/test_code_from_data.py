@@ -2,6 +2,7 @@
 resumed run's manifest are refused or passed as data. Each test proves the negative: the marker file an injected
 command would create must not appear."""
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -187,13 +188,17 @@ def test_any_sweep_is_refused_or_names_each_run_safely(values):
 
 
 def test_a_dry_run_validates_and_touches_nothing(tmp_path):
-    before = sorted((REPO / "results").iterdir()) if (REPO / "results").is_dir() else []
+    # results/ of its own (SPILLWAY_RESULTS, as the harness reads it): a bench of the live clusters may add a run to
+    # the checkout's results/ meanwhile
+    results = tmp_path / "results"
+    (results / "20260101-000000-local").mkdir(parents=True)
+    before = sorted(results.rglob("*"))
     result = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--workloads", "terasort",
-                             "--cores", "1,2"], cwd=REPO, capture_output=True, text=True, timeout=120)
+                             "--cores", "1,2"], cwd=REPO, capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "SPILLWAY_RESULTS": str(results)})
     assert result.returncode == 0, result.stderr
     assert "dry run: nothing is touched" in result.stdout and "terasort-spark-p2" in result.stdout
-    after = sorted((REPO / "results").iterdir()) if (REPO / "results").is_dir() else []
-    assert after == before
+    assert sorted(results.rglob("*")) == before
     refused = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--params",
                               "tpch.scale_factor=.nan", "--workloads", "tpch"], cwd=REPO, capture_output=True, text=True)
     assert refused.returncode == 2 and "scale_factor" in refused.stderr

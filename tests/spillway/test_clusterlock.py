@@ -8,7 +8,9 @@ import pytest
 
 from spillway import REPO, clusterlock
 
-CLUSTER = "spillway-test-lock"
+# /run/lock is the machine's: a name of this process alone, so that two tests of this module on two xdist workers
+# (or two pytest sessions) never hold the same lock; the tests of one process run one at a time.
+CLUSTER = f"spillway-test-lock-{os.getpid()}"
 
 
 @pytest.fixture
