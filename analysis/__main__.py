@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -80,5 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def exit_now(code: int) -> None:
+    """Exit with `code` once stdout and stderr are flushed, without the interpreter's teardown: Arrow's native
+    thread pools, torn down there while a worker is still joinable, abort the process now and then with 'terminate
+    called without an active exception' (SIGABRT, exit -6) after the work is done (apache/arrow#34314); seen in
+    make test on 2026-11-25. Every file the commands write is closed before main() returns."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())
