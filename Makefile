@@ -144,7 +144,8 @@ TEST_CLUSTERS := local emu pfs
 
 # Then the tests in two halves that together are all of them. The tests not marked integration (recorded outputs,
 # scratch inventories and state under tmp_path) are CPU-bound and independent of each other: two pytest-xdist
-# workers. The live ones (marked integration) share this machine's clusters, ports and disks: one at a time, after.
+# workers, each test file on one worker (a module's fixtures, such as a Spark job built and run once for all its tests,
+# are not made twice). The live ones (marked integration) share this machine's clusters, ports and disks: one at a time, after.
 # The live half runs whatever the first half's failures (only its exit 2, a Ctrl-C or a collection error, which the
 # live half would meet too, stops make test there); make test fails when either half fails, and its last lines name
 # the half that did (each half's -ra summary ends that half's own output).
@@ -155,7 +156,7 @@ test: venv ## set up every inventory the tests provision, then the tests without
 	done
 	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
 	@echo "== make test: the tests that touch no live cluster (not integration), on 2 workers"; \
-	$(PY) -m pytest tests -m "not integration" -n 2 --durations=15; unit=$$?; \
+	$(PY) -m pytest tests -m "not integration" -n 2 --dist loadfile --durations=15; unit=$$?; \
 	test $$unit -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the live tests are not started" >&2; exit 2; }; \
 	echo "== make test: the live tests (integration), one at a time"; \
 	$(PY) -m pytest tests -m integration --durations=25; live=$$?; \

@@ -13,7 +13,7 @@ from itertools import groupby
 from pathlib import Path
 
 from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
-from spillway import REPO, clusterlock, inventory as inventory_mod, workloads as workloads_mod
+from spillway import REPO, clusterlock, inventory as inventory_mod, provisioning, workloads as workloads_mod
 from spillway.ansible import first_message, known_causes, run_playbook
 from spillway.console import Tail, indent, say
 from spillway.host_preflight import check_hosts
@@ -115,23 +115,27 @@ class Bench(Resuming):
                 result = self._play(playbook, log_name, **extra_vars)
             finally:
                 tail.stop()
-            entry["log"] = str(result.log_path.relative_to(self.run.path))
-            entry["ansible_changed"] = result.changed
-            if result.unreachable:  # their outputs of this step are missing; the other hosts' are kept
-                entry["unreachable_hosts"] = result.unreachable
-            if not result.ok:
-                detail = "\n".join(result.failures) or f"see {result.log_path}"
-                finish = f"then finish the run with make bench RESUME={self.run.manifest['run_id']}"
-                hints = [f"{cause}: free space there, {finish}" for cause in known_causes(result.failures)]
-                if result.unreachable:
-                    hints.append(f"unreachable over SSH: {', '.join(result.unreachable)} (their outputs of this step "
-                                 f"are missing): check the hosts' network and sshd, {finish}")
-                say(f"{line}: FAILED after {time.monotonic() - started:.1f} s\n{indent(detail)}"
-                    + "".join(f"\n   {hint}" for hint in hints))
-                raise StepFailed(f"{label} failed (log: {entry['log']}): {first_message(result.failures)}"
-                                 + "".join(f"; {hint}" for hint in hints))
+            self._record_play(entry, result, line, started)
         say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
         return result
+
+    def _record_play(self, entry, result, line, started):
+        """A step's playbook outcome into its manifest entry; StepFailed, with its causes and fixes, on failure."""
+        entry["log"] = str(result.log_path.relative_to(self.run.path))
+        entry["ansible_changed"] = result.changed
+        if result.unreachable:  # their outputs of this step are missing; the other hosts' are kept
+            entry["unreachable_hosts"] = result.unreachable
+        if not result.ok:
+            detail = "\n".join(result.failures) or f"see {result.log_path}"
+            finish = f"then finish the run with make bench RESUME={self.run.manifest['run_id']}"
+            hints = [f"{cause}: free space there, {finish}" for cause in known_causes(result.failures)]
+            if result.unreachable:
+                hints.append(f"unreachable over SSH: {', '.join(result.unreachable)} (their outputs of this step "
+                             f"are missing): check the hosts' network and sshd, {finish}")
+            say(f"{line}: FAILED after {time.monotonic() - started:.1f} s\n{indent(detail)}"
+                + "".join(f"\n   {hint}" for hint in hints))
+            raise StepFailed(f"{entry['name']} failed (log: {entry['log']}): {first_message(result.failures)}"
+                             + "".join(f"; {hint}" for hint in hints))
 
     # -- the bench -------------------------------------------------------------------------------
     def execute(self):
@@ -233,12 +237,42 @@ class Bench(Resuming):
         if len(self.placements) > 1:
             label = f" (hdfs={placement['hdfs']}, local={placement['local']})"
             suffix = f"-hdfs_{placement['hdfs']}-local_{placement['local']}"
-        self._timed_play(f"provision{label}", "provision.yml", f"provision{suffix}", provision_health_check=False)
+        self._provision_unless_unchanged(f"provision{label}", f"provision{suffix}")
         self._timed_play(f"facts{label}", "facts.yml", f"facts{suffix}")
         self._load_facts()
         if self.monitoring is None:
             self.monitoring = Monitoring.load(self.inventory, self._spillway_root(), self.run.path)
             say(f"  monitoring: {self.monitoring.describe()}")
+
+    def _provision_unless_unchanged(self, label, log_name):
+        """provision.yml, unless its check (provision-check.yml) finds every host last provisioned from the same
+        inputs and the cluster serving as that provisioning left it (spillway/provisioning.py): such a provisioning
+        would change nothing and costs most of a minute. One step either way; `unchanged` says which it was."""
+        extra = {"provision_health_check": False}
+        digest = provisioning.digest(self.inventory, {**extra, "spillway_placement": self.placement,
+                                                      **self._monitoring_vars()})
+        line = self._progress(label)
+        say(f"{line} ...")
+        tail = Tail(None, label)
+        tail.start()
+        started = time.monotonic()
+        with self.run.step(label) as entry:
+            try:
+                if provisioning.can_skip(self.inventory):
+                    check = self._play("provision-check.yml", f"{log_name}.check", provision_digest=digest)
+                    entry["check_log"] = str(check.log_path.relative_to(self.run.path))
+                    entry["unchanged"] = check.ok
+                    if check.ok:
+                        entry["log"], entry["ansible_changed"] = entry["check_log"], 0
+                        say(f"{line}: ok, unchanged since the cluster's last provisioning, not run again "
+                            f"({time.monotonic() - started:.1f} s)")
+                        return
+                    say(f"   provisioning needed: {first_message(check.failures) or 'see ' + str(check.log_path)}")
+                result = self._play("provision.yml", log_name, provision_digest=digest, **extra)
+            finally:
+                tail.stop()
+            self._record_play(entry, result, line, started)
+        say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
 
     def _load_facts(self):
         for host in self.inventory.hosts:

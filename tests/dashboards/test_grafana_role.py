@@ -147,7 +147,8 @@ def test_provision_runs_grafana_after_monitoring_and_teardown_stops_it(inventory
     plays = [line.split("play #")[1].split(":", 1)[1].split("\tTAGS")[0].strip()
              for line in provision.splitlines() if "play #" in line]
     assert plays == ["Parallel file system servers", "Provision the cluster", "Grafana on the controller",
-                     "Install the collectors", "Health check of the provisioned cluster"]
+                     "Install the collectors", "Health check of the provisioned cluster",
+                     "Record what the cluster was provisioned from"]
     teardown = play_names_and_tasks("playbooks/teardown.yml", inventory_dir)
     assert teardown.index("Stop the monitoring processes (role monitoring") < teardown.index(
         "Stop Grafana (role grafana, tasks stop)") < teardown.index("Remove the cluster's storage and state")

@@ -106,6 +106,10 @@ def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_median
     assert [s["status"] for s in run["steps"] if s["name"].endswith((": run", ": validate"))] == ["ok", "failed"]
     assert "INVALID" in proc.stdout
     assert "INVALID: its output failed validation" in (run_dir / "report.html").read_text()
+    # the matrix's last placement is this bench's: every input unchanged and the cluster serving, its provisioning
+    # was checked and not run again
+    (provision,) = [s for s in manifest["steps"] if s["name"] == "provision"]
+    assert provision["unchanged"] is True, (run_dir / provision["check_log"]).read_text()[-3000:]
 
 
 @pytest.fixture(scope="module")
