@@ -104,9 +104,9 @@ def test_pfs_cluster_provisions_shares_stripes_and_tears_down(pfs):
         assert on(server, f"findmnt --noheadings --output SOURCE --target {root}/mnt/pfs/brick") == f"/dev/{brick['device']}"
         assert on(server, f"losetup --noheadings --output BACK-FILE /dev/{brick['lower_device']}") == brick["image"]
         # Only what a storage server needs: no Hadoop configuration, no Spark, no daemon of theirs; the collectors
-        # (iostat watches the brick devices) are installed with the provisioning.
-        assert on(server, f"ls {root}").split() == ["bin", "collectors", "disks", "glusterfs", "logs", "mnt",
-                                                      "monitoring", "run", "storage.json"]
+        # (iostat watches the brick devices) are installed with the provisioning, from their bundle beside them.
+        assert on(server, f"ls {root}").split() == ["bin", "collectors", "collectors.tar", "disks", "glusterfs",
+                                                      "logs", "mnt", "monitoring", "run", "storage.json"]
         bricks[server] = brick["device"]
     volume = on("st1", "gluster --mode=script volume info pfs")
     assert "Brick1: st1:/var/lib/spillway/pfs-st1/mnt/pfs/brick" in volume
