@@ -25,7 +25,8 @@ class Instance:
 
 def placements(inventory, placement, backends):
     """The placements a bench runs under: the inventory's, one given as `hdfs=a,local=b`, or `matrix`:
-    HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper)."""
+    HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper), the
+    inventory's placement first when it is one of them."""
     names = workloads_mod.parse_list(backends, inventory.backends)
     unknown = [b for b in names if b not in inventory.backends]
     if unknown:
@@ -35,7 +36,10 @@ def placements(inventory, placement, backends):
     if not placement:
         return [dict(inventory.placement)]
     if placement == "matrix":
-        return [{"hdfs": h, "local": loc} for h in names for loc in names]
+        matrix = [{"hdfs": h, "local": loc} for h in names for loc in names]
+        # The inventory's own placement first: the cluster usually stands on it, and then the first placement needs
+        # no switch (its provisioning is checked and skipped). The others keep their HDFS-backend-major order.
+        return sorted(matrix, key=lambda p: p != dict(inventory.placement))
     chosen = dict(item.split("=", 1) for item in placement.split(",") if "=" in item)
     if set(chosen) != {"hdfs", "local"} or any(b not in inventory.backends for b in chosen.values()):
         raise workloads_mod.WorkloadError(

@@ -46,6 +46,13 @@ def digest(inventory, extra_vars, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
     return h.hexdigest()
 
 
+def bench_vars(inventory, placement, overrides):
+    """The extra variables a bench runs provision.yml with for `placement` (and `overrides`: the MONITORING
+    override's variables), `provision_digest` among them: the bench checks health itself before each workload."""
+    extra = {"provision_health_check": False, "spillway_placement": placement, **overrides}
+    return {**extra, "provision_digest": digest(inventory, extra)}
+
+
 def can_skip(inventory):
     """Whether an unchanged provisioning of `inventory` may be skipped at all (not with pfs servers)."""
     return not inventory.groups.get("pfs_servers")

@@ -63,6 +63,7 @@ def resolve(ref):
 # A resumed run's cluster and workloads name folders, locks and make targets: plain names only (docs/safety.md).
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
+PLAIN_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
 MANIFEST_MAX_BYTES = 64 * 2**20
 
 
@@ -239,12 +240,34 @@ class RunDirectory:
         (self.path / ".bench.pid").unlink(missing_ok=True)
 
 
+HOST_RECORDS = ("storage", "monitoring")
+
+
+def write_host_facts(run_dir, host, payload):
+    """raw/<host>/facts.json from facts.yml's reading of a host, and its storage.json and monitoring.json (the
+    storage and monitoring roles' records, as the host holds them) when it has them. `payload`: {"facts": {...},
+    "storage": text or None, "monitoring": text or None}."""
+    if not PLAIN_HOST.fullmatch(host):
+        raise ValueError(f"host name {host!r}: not a plain host name (letters, digits, '.', '_', '-')")
+    folder = Path(run_dir) / RAW / host
+    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
+    (folder / "facts.json").write_text(json.dumps(payload["facts"], indent=4, sort_keys=True) + "\n")
+    for record in HOST_RECORDS:
+        if payload.get(record) is not None:
+            (folder / f"{record}.json").write_text(payload[record])
+
+
 def main(argv=None):
     """`python3 -m spillway.rundir resumable <run>`: for make, before anything is installed or touched:
-    fails clearly on an unknown or completed run, else prints the preflight's arguments for it."""
+    fails clearly on an unknown or completed run, else prints the preflight's arguments for it.
+    `python -m spillway.rundir host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/."""
     argv = sys.argv[1:] if argv is None else argv
+    if len(argv) == 3 and argv[0] == "host-facts":
+        write_host_facts(argv[1], argv[2], json.load(sys.stdin))
+        return 0
     if len(argv) != 2 or argv[0] != "resumable":
-        print("usage: python3 -m spillway.rundir resumable <run-id|path>", file=sys.stderr)
+        print("usage: python3 -m spillway.rundir resumable <run-id|path>\n"
+              "       python -m spillway.rundir host-facts <run-dir> <host> < payload.json", file=sys.stderr)
         return 2
     try:
         run = RunDirectory.open_for_resume(argv[1])

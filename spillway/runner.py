@@ -248,9 +248,7 @@ class Bench(Resuming):
         """provision.yml, unless its check (provision-check.yml) finds every host last provisioned from the same
         inputs and the cluster serving as that provisioning left it (spillway/provisioning.py): such a provisioning
         would change nothing and costs most of a minute. One step either way; `unchanged` says which it was."""
-        extra = {"provision_health_check": False}
-        digest = provisioning.digest(self.inventory, {**extra, "spillway_placement": self.placement,
-                                                      **self._monitoring_vars()})
+        extra = provisioning.bench_vars(self.inventory, self.placement, self._monitoring_vars())
         line = self._progress(label)
         say(f"{line} ...")
         tail = Tail(None, label)
@@ -259,7 +257,8 @@ class Bench(Resuming):
         with self.run.step(label) as entry:
             try:
                 if provisioning.can_skip(self.inventory):
-                    check = self._play("provision-check.yml", f"{log_name}.check", provision_digest=digest)
+                    check = self._play("provision-check.yml", f"{log_name}.check",
+                                       provision_digest=extra["provision_digest"])
                     entry["check_log"] = str(check.log_path.relative_to(self.run.path))
                     entry["unchanged"] = check.ok
                     if check.ok:
@@ -268,7 +267,7 @@ class Bench(Resuming):
                             f"({time.monotonic() - started:.1f} s)")
                         return
                     say(f"   provisioning needed: {first_message(check.failures) or 'see ' + str(check.log_path)}")
-                result = self._play("provision.yml", log_name, provision_digest=digest, **extra)
+                result = self._play("provision.yml", log_name, **extra)
             finally:
                 tail.stop()
             self._record_play(entry, result, line, started)

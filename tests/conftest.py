@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spillway import REPO, setuprecord
+from spillway import REPO, inventory, provisioning, setuprecord
+from spillway.ansible import run_playbook
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +24,23 @@ def require_setup():
         if problems:
             pytest.fail("\n".join(problems), pytrace=False)
     return require
+
+
+@pytest.fixture(scope="session")
+def provision_as_a_bench():
+    return _provision_as_a_bench
+
+
+def _provision_as_a_bench(cluster, log_dir):
+    """The cluster provisioned for its inventory's placement with the variables a bench passes, skipped as a bench
+    skips it when provision-check.yml finds every host provisioned from the same inputs and serving. Returns the
+    playbook's result, `skipped` set on it (its provisioning record stays, so the next bench skips it too)."""
+    inv = inventory.load(cluster)
+    extra = provisioning.bench_vars(inv, dict(inv.placement), {})
+    check = run_playbook(cluster, "provision-check.yml", extra, Path(log_dir) / "provision-check.log")
+    result = check if check.ok else run_playbook(cluster, "provision.yml", extra, Path(log_dir) / "provision.log")
+    result.skipped = check.ok
+    return result
 
 
 class BenchProcess:

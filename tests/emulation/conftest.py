@@ -1,5 +1,7 @@
-"""The live emulated cluster, one per test module that asks for it: up at the module's first use, torn down with
-`make teardown` (the way users remove it) after its last test, and checked to leave nothing on the machine."""
+"""The live emulated cluster, shared by the test modules that ask for it (the benches, then the cluster's own
+tests): up at its first use, torn down with `make teardown` (the way users remove it) by test_emu_cluster's last
+test, or at the end of the session when that test did not run, and checked to leave nothing on the machine. One
+cluster for both modules: bringing it up and tearing a provisioned one down again cost minutes of `make test`."""
 import pytest
 
 from emulation import cluster
@@ -7,7 +9,7 @@ from emulation.config import load
 from live_emu import CLUSTER, sh
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def emu(require_setup):
     require_setup(CLUSTER)
     emulation = load(CLUSTER)

@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 from spillway import INVENTORIES, REPO, inventory
-from spillway.ansible import run_playbook
 
 PROMTOOL = "/usr/bin/promtool"
 needs_promtool = pytest.mark.skipif(not os.path.exists(PROMTOOL),
@@ -188,9 +187,8 @@ def prometheus_get(url, path, **params):
 
 
 @pytest.fixture(scope="module")
-def provisioned(tmp_path_factory):
-    log = tmp_path_factory.mktemp("provision") / "provision.log"
-    result = run_playbook("local", "provision.yml", {"provision_health_check": False}, log)
+def provisioned(tmp_path_factory, provision_as_a_bench):
+    result = provision_as_a_bench("local", tmp_path_factory.mktemp("provision"))
     assert result.ok, result.failures
     return json.loads((LOCAL_ROOT / "monitoring.json").read_text())
 

@@ -72,7 +72,14 @@ def run_job(work, jars, pushgateway_url):
 def test_every_stage_attempt_gets_a_start_and_an_end_marker(tmp_path, jars):
     with prometheus_servers.running(tmp_path / "prometheus") as servers:
         started, ended, result = run_job(tmp_path, jars, servers.pushgateway_url)
-        ends = servers.wait_for('spillway_stage_end_timestamp_seconds{run_id="run-test"}')
+        # Each marker is pushed as its stage starts or ends, and Prometheus takes it at its next scrape: wait until
+        # a scrape holds both stages' ends (seen only partly, the job's last push had not been scraped yet).
+        try:
+            prometheus_servers.wait_until(lambda: {s["metric"]["stage_id"] for s in servers.query(
+                'spillway_stage_end_timestamp_seconds{run_id="run-test"}')} >= {"0", "1"}, 30, "both stages' ends")
+        except TimeoutError:
+            pass  # the assertions below say what is missing
+        ends = servers.query('spillway_stage_end_timestamp_seconds{run_id="run-test"}')
         starts = servers.query('spillway_stage_start_timestamp_seconds{run_id="run-test"}')
     seen = "\n".join(str(s["metric"]) for s in starts + ends) + "\n" + result.stderr[-3000:]
 

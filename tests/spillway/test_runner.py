@@ -21,11 +21,12 @@ def test_default_plan_is_one_run_per_sweep_point_under_the_inventory_placement()
     assert bench.total_steps == 2 + 2 * 5 + 1
 
 
-def test_placement_matrix_is_every_hdfs_backend_by_every_local_backend_grouped_by_hdfs():
+def test_placement_matrix_is_every_hdfs_backend_by_every_local_backend_the_inventorys_first():
+    # local's own placement is hdfs=hdd, local=ssd: the cluster usually stands on it, no switch before the first runs
     bench = plan(params="engine=spark", placement="matrix", backends="hdd,ssd")
     assert [(i.placement["hdfs"], i.placement["local"]) for i in bench.instances] == [
-        ("hdd", "hdd"), ("hdd", "ssd"), ("ssd", "hdd"), ("ssd", "ssd")]
-    assert bench.instances[1].id == "terasort-hdfs_hdd-local_ssd"  # a scalar engine is no sweep
+        ("hdd", "ssd"), ("hdd", "hdd"), ("ssd", "hdd"), ("ssd", "ssd")]
+    assert bench.instances[0].id == "terasort-hdfs_hdd-local_ssd"  # a scalar engine is no sweep
     assert bench.total_steps == 2 * 4 + 1 + 4 * 5
 
 
