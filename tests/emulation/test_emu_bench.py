@@ -106,6 +106,63 @@ def test_a_datanode_that_never_registers_is_named_with_every_workers_log(emu, tm
         assert f"{worker} ({root_of(worker)}/logs/datanode.log):" in message, seen
 
 
+def test_a_full_data_disk_fails_the_step_naming_enospc_and_keeps_what_was_collected(emu, bench_process):
+    # worker1's SSD filled up by someone else before the sweep: the HDD points come first and are kept, the SSD
+    # file cannot be laid out (fio's file from earlier runs goes first: fio would reuse it)
+    mount = f"{root_of('worker1')}/mnt/ssd"
+    provisioned_before = bool(BENCHES)
+    run = bench(bench_process, "fio-sweep", FIO)
+    try:
+        run.wait_for_step("fio-sweep", "health check, start collectors")
+        # every block fio (root) could get: nine tenths of them in one allocation (no data written), the rest
+        # written until the disk refuses. ext4 counts blocks it keeps for itself among the free ones, so no
+        # computed size fills it exactly; `sync` first: a deleted file's blocks are allocatable once committed.
+        on("worker1", f"rm -f {mount}/fio/sweep.dat && sync -f {mount}/ && fallocate -l "
+                      f"$(( $(stat -f -c '%f * %S' {mount}/) * 9 / 10 )) {mount}/spillway-test-fill && "
+                      f"{{ dd if=/dev/zero of={mount}/spillway-test-fill-rest bs=4M status=none || true; }}")
+        returncode, output, manifest = finished(run)
+    finally:
+        on("worker1", f"rm -f {mount}/spillway-test-fill {mount}/spillway-test-fill-rest", check=False)
+    assert returncode != 0 and manifest["status"] == "failed"
+    # provisioned by the module's first bench and serving: the check over SSH found every node's record of the same
+    # inputs and skipped the provisioning
+    (provision,) = [s for s in manifest["steps"] if s["name"] == "provision"]
+    if provisioned_before:
+        assert provision["unchanged"] is True and provision["ansible_changed"] == 0, \
+            f"see {run.run_dir / provision['check_log']}"
+    record, steps = workload(manifest, "fio-sweep")
+    assert steps["run"]["status"] == "failed"
+    assert "a disk is full (No space left on device) on worker1" in steps["run"]["error"], steps["run"]["error"]
+    assert f"RESUME={manifest['run_id']}" in steps["run"]["error"]
+    assert "No space left on device" in output
+    raw = run.run_dir / "raw"
+    assert list((raw / "worker1" / "workload" / "fio-sweep").glob("fio-hdd-*.json")), "points before the fault"
+    for worker in WORKERS:
+        assert (raw / worker / "iostat" / "fio-sweep" / "iostat.json").stat().st_size > 0
+    assert "fio-sweep" in (run.run_dir / "report.html").read_text()
+
+
+def test_a_worker_cut_off_mid_run_is_named_and_the_other_workers_data_is_kept(emu, bench_process):
+    run = bench(bench_process, "fio-sweep", FIO)
+    try:
+        run.wait_for_step("fio-sweep", ": run")
+        time.sleep(3)
+        sh("ip", "-n", emu.bridge_namespace, "link", "set", "worker3", "down")
+        returncode, output, manifest = finished(run)
+    finally:
+        sh("ip", "-n", emu.bridge_namespace, "link", "set", "worker3", "up")
+    record, steps = workload(manifest, "fio-sweep")
+    # Either outcome is honest: the step failed on worker3 or finished before the cut mattered; the manifest
+    # names the host the collectors could not be fetched from, and the others' data is there.
+    assert "worker3" in steps["stop collectors, fetch outputs"].get("unreachable_hosts", []) \
+        or any("worker3" in w for w in record.get("warnings", []))
+    if record["status"] != "ok":
+        assert returncode != 0 and "worker3" in steps["run"].get("unreachable_hosts", [])
+    for worker in ("worker1", "worker2"):
+        assert (run.run_dir / "raw" / worker / "iostat" / "fio-sweep" / "iostat.json").stat().st_size > 0
+        assert list((run.run_dir / "raw" / worker / "workload" / "fio-sweep").glob("fio-*.json")), worker
+
+
 def executor_host_with_running_tasks(since, timeout=600):
     """A worker whose Spark executor logged a task it runs (its container's stderr, Spark's INFO log) in a container
     log written after `since` (epoch seconds; earlier benches' containers are still there), preferably one without
@@ -150,9 +207,9 @@ def spark_events(run):
 
 def test_a_datanode_and_a_nodemanager_killed_mid_run_the_tasks_run_elsewhere_and_the_run_completes(
         emu, bench_process):
+    # The module's last bench: the one after it would have to provision the cluster again (minutes over SSH).
     # One bench for both faults (each bench is minutes of CI): the DataNode dies first, so the sort also reads and
     # writes HDFS with a replica missing; then a whole YARN node goes, executors included, with tasks in flight.
-    provisioned_before = bool(BENCHES)
     run = bench(bench_process, "terasort", SPARK_SORT)
     run.wait_for_step("terasort", ": run")
     sort_started = time.time()
@@ -165,12 +222,6 @@ def test_a_datanode_and_a_nodemanager_killed_mid_run_the_tasks_run_elsewhere_and
     assert returncode == 0, output[-4000:]
     record, steps = workload(manifest, "terasort")
     assert record["status"] == "ok" and steps["validate"]["status"] == "ok"
-    # provisioned by the module's first bench and serving: the check over SSH found every node's record of the same
-    # inputs and skipped the provisioning (the next bench, after these kills, provisions again: test below)
-    (provision,) = [s for s in manifest["steps"] if s["name"] == "provision"]
-    if provisioned_before:
-        assert provision["unchanged"] is True and provision["ansible_changed"] == 0, \
-            f"see {run.run_dir / provision['check_log']}"
 
     # Spark saw the executor(s) of the lost node go, and every task they lost ran again, successfully, elsewhere.
     retried = {}
@@ -186,53 +237,3 @@ def test_a_datanode_and_a_nodemanager_killed_mid_run_the_tasks_run_elsewhere_and
         assert all(e["Job Result"]["Result"] == "JobSucceeded" for e in events if e["Event"] == "SparkListenerJobEnd")
     assert retried, f"no task of {lost_node}'s executors was lost: the kill came too late"
     print(f"\ntasks lost on {lost_node} and run again elsewhere, per application: {retried}")
-
-
-def test_a_full_data_disk_fails_the_step_naming_enospc_and_keeps_what_was_collected(emu, bench_process):
-    # worker1's SSD filled up by someone else before the sweep: the HDD points come first and are kept, the SSD
-    # file cannot be laid out (fio's file from earlier runs goes first: fio would reuse it)
-    mount = f"{root_of('worker1')}/mnt/ssd"
-    run = bench(bench_process, "fio-sweep", FIO)
-    try:
-        run.wait_for_step("fio-sweep", "health check, start collectors")
-        # every block fio (root) could get: nine tenths of them in one allocation (no data written), the rest
-        # written until the disk refuses. ext4 counts blocks it keeps for itself among the free ones, so no
-        # computed size fills it exactly; `sync` first: a deleted file's blocks are allocatable once committed.
-        on("worker1", f"rm -f {mount}/fio/sweep.dat && sync -f {mount}/ && fallocate -l "
-                      f"$(( $(stat -f -c '%f * %S' {mount}/) * 9 / 10 )) {mount}/spillway-test-fill && "
-                      f"{{ dd if=/dev/zero of={mount}/spillway-test-fill-rest bs=4M status=none || true; }}")
-        returncode, output, manifest = finished(run)
-    finally:
-        on("worker1", f"rm -f {mount}/spillway-test-fill {mount}/spillway-test-fill-rest", check=False)
-    assert returncode != 0 and manifest["status"] == "failed"
-    record, steps = workload(manifest, "fio-sweep")
-    assert steps["run"]["status"] == "failed"
-    assert "a disk is full (No space left on device) on worker1" in steps["run"]["error"], steps["run"]["error"]
-    assert f"RESUME={manifest['run_id']}" in steps["run"]["error"]
-    assert "No space left on device" in output
-    raw = run.run_dir / "raw"
-    assert list((raw / "worker1" / "workload" / "fio-sweep").glob("fio-hdd-*.json")), "points before the fault"
-    for worker in WORKERS:
-        assert (raw / worker / "iostat" / "fio-sweep" / "iostat.json").stat().st_size > 0
-    assert "fio-sweep" in (run.run_dir / "report.html").read_text()
-
-
-def test_a_worker_cut_off_mid_run_is_named_and_the_other_workers_data_is_kept(emu, bench_process):
-    run = bench(bench_process, "fio-sweep", FIO)
-    try:
-        run.wait_for_step("fio-sweep", ": run")
-        time.sleep(3)
-        sh("ip", "-n", emu.bridge_namespace, "link", "set", "worker3", "down")
-        returncode, output, manifest = finished(run)
-    finally:
-        sh("ip", "-n", emu.bridge_namespace, "link", "set", "worker3", "up")
-    record, steps = workload(manifest, "fio-sweep")
-    # Either outcome is honest: the step failed on worker3 or finished before the cut mattered; the manifest
-    # names the host the collectors could not be fetched from, and the others' data is there.
-    assert "worker3" in steps["stop collectors, fetch outputs"].get("unreachable_hosts", []) \
-        or any("worker3" in w for w in record.get("warnings", []))
-    if record["status"] != "ok":
-        assert returncode != 0 and "worker3" in steps["run"].get("unreachable_hosts", [])
-    for worker in ("worker1", "worker2"):
-        assert (run.run_dir / "raw" / worker / "iostat" / "fio-sweep" / "iostat.json").stat().st_size > 0
-        assert list((run.run_dir / "raw" / worker / "workload" / "fio-sweep").glob("fio-*.json")), worker
