@@ -82,7 +82,12 @@ venv: $(VENV)/.installed
 
 setup: venv
 	@$(CHECK)
-	@$(HOLD) 'make setup CLUSTER=$(CLUSTER)' -- $(PLAY) playbooks/setup.yml
+	@$(HOLD) 'make setup CLUSTER=$(CLUSTER)' -- $(PLAY) playbooks/setup.yml \
+		-e setup_inputs_digest=$$(python3 -m spillway.setuprecord digest $(CLUSTER))
+
+# Before a bench: the setup, unless its record says the same inputs were set up and every package is still there
+# (a warm setup still costs Ansible a quarter of a minute). `make setup` always runs it.
+SETUP_UNLESS_UNCHANGED = python3 -m spillway.setuprecord unchanged $(1) || $(MAKE) --no-print-directory setup CLUSTER=$(1)
 
 # RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
 # then only the options written on make's command line are passed on (each must agree with the run's).
@@ -98,7 +103,7 @@ ifdef RESUME
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(word 2,$(RESUMED)))
 	$(if $(DRY_RUN),,@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
 		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi)
-	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory setup CLUSTER=$(word 2,$(RESUMED)))
+	$(if $(DRY_RUN),,@$(call SETUP_UNLESS_UNCHANGED,$(word 2,$(RESUMED))))
 	@$(PY) -m spillway bench $(DRY) --resume $(call shq,$(RESUME)) $(call given,CLUSTER,cluster) \
 		$(call given,WORKLOADS,workloads) $(call given,SCALE,scale) $(call given,REPEAT,repeat) \
 		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) \
@@ -107,7 +112,7 @@ else
 	$(if $(DRY_RUN),,@$(CHECK) --workloads $(call shq,$(WORKLOADS)) --scale $(call shq,$(SCALE)) --ports)
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(CLUSTER))
 	$(if $(DRY_RUN),,$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up))
-	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory setup)
+	$(if $(DRY_RUN),,@$(call SETUP_UNLESS_UNCHANGED,$(CLUSTER)))
 	@$(PY) -m spillway bench $(DRY) --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
 		--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
 		--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
@@ -133,7 +138,7 @@ predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
 VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tiers)
 validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per stage (DRY_RUN=1: the plan only)
 	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
-	@$(if $(DRY_RUN),true,$(MAKE) --no-print-directory setup CLUSTER=$(VALIDATE_CLUSTER))
+	@$(if $(DRY_RUN),true,$(call SETUP_UNLESS_UNCHANGED,$(VALIDATE_CLUSTER)))
 	@$(PY) -m experiments.validate_model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
 		$(if $(MIN_STAGE_S),--min-stage-s $(call shq,$(MIN_STAGE_S)))
 

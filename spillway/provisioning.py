@@ -13,37 +13,22 @@ these inputs. playbooks/provision-check.yml passes when every host holds the sam
 the bench then skips provision.yml, and otherwise runs it. Inventories with parallel-file-system servers always
 provision: their servers' glusterd and bricks are outside that check.
 """
-import hashlib
 import json
 
-from spillway import REPO, setuprecord
+from spillway import REPO, inputs, setuprecord
 
 # Relative to the repository: every file below these is an input of provision.yml.
 INPUT_FOLDERS = ("playbooks", "collectors", "workloads")
 INPUT_FILES = ("inventories/storage-profiles.yml", "ansible.cfg", "requirements.txt")
 
 
-def _files(folder):
-    return sorted(p for p in folder.rglob("*")
-                  if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
-
-
 def digest(inventory, extra_vars, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
     """sha256 (hex) of everything a provisioning of `inventory` with `extra_vars` is made from."""
-    h = hashlib.sha256()
-
-    def add(label, data):
-        h.update(f"{label}\0{len(data)}\0".encode())
-        h.update(data)
-
-    paths = [p for folder in INPUT_FOLDERS for p in _files(repo / folder)]
-    paths += _files(inventory.path) + [repo / name for name in INPUT_FILES if (repo / name).is_file()]
-    for path in paths:
-        add(str(path.relative_to(repo) if path.is_relative_to(repo) else path), path.read_bytes())
+    paths = [p for folder in INPUT_FOLDERS for p in inputs.files_under(repo / folder)]
+    paths += inputs.files_under(inventory.path) + [repo / name for name in INPUT_FILES if (repo / name).is_file()]
     setup = setuprecord.record_path(inventory.name, cache_dir)
-    add("setup record", setup.read_bytes() if setup.is_file() else b"")
-    add("extra vars", json.dumps(extra_vars, sort_keys=True, default=str).encode())
-    return h.hexdigest()
+    return inputs.digest(repo, paths, [("setup record", setup.read_bytes() if setup.is_file() else b""),
+                                       ("extra vars", json.dumps(extra_vars, sort_keys=True, default=str).encode())])
 
 
 def bench_vars(inventory, placement, overrides):

@@ -266,7 +266,8 @@ class Bench(Resuming):
                         say(f"{line}: ok, unchanged since the cluster's last provisioning, not run again "
                             f"({time.monotonic() - started:.1f} s)")
                         return
-                    say(f"   provisioning needed: {first_message(check.failures) or 'see ' + str(check.log_path)}")
+                    # the check's message begins "provisioning needed: " and says why
+                    say(f"   {first_message(check.failures) or 'provisioning needed: see ' + str(check.log_path)}")
                 result = self._play("provision.yml", log_name, **extra)
             finally:
                 tail.stop()

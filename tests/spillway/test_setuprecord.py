@@ -2,6 +2,7 @@
 inventory's setup ensured but that is missing now, or a setup that never ran, fails with `make setup` named."""
 import json
 import re
+import shutil
 import subprocess
 import sys
 
@@ -56,3 +57,55 @@ def test_make_test_sets_up_every_inventory_a_live_test_provisions():
         if (REPO / "inventories" / match).is_dir()}
     test_clusters = re.search(r"^TEST_CLUSTERS := (.*)$", (REPO / "Makefile").read_text(), re.MULTILINE).group(1)
     assert provisioned <= set(test_clusters.split()), f"add {provisioned - set(test_clusters.split())} to TEST_CLUSTERS"
+
+
+# --- make bench skips a setup that would change nothing ---------------------------------------------------------
+
+def scratch_repo(tmp_path):
+    """The setup's inputs and two inventories, copied: nothing of the checkout changes."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "playbooks", repo / "playbooks", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in (*setuprecord.INPUT_FILES, "inventories/local", "inventories/emu"):
+        copy = shutil.copytree if (REPO / name).is_dir() else shutil.copy
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        copy(REPO / name, repo / name)
+    return repo
+
+
+def test_the_setup_digest_follows_the_playbooks_and_the_clusters_inventory_only(tmp_path):
+    repo = scratch_repo(tmp_path)
+    first = setuprecord.inputs_digest("local", repo)
+    assert len(first) == 64 and first == setuprecord.inputs_digest("local", repo)
+    with open(repo / "inventories/emu/group_vars/all.yml", "a") as handle:
+        handle.write("\n# another cluster's change\n")
+    assert setuprecord.inputs_digest("local", repo) == first
+    for changed in ("playbooks/roles/packages/defaults/main.yml", "inventories/local/group_vars/all.yml",
+                    "workloads/requirements.txt"):
+        before = setuprecord.inputs_digest("local", repo)
+        with open(repo / changed, "a") as handle:
+            handle.write("\n# changed\n")
+        assert setuprecord.inputs_digest("local", repo) != before, changed
+
+
+def test_a_setup_is_skipped_only_with_the_same_inputs_and_every_package_installed(tmp_path):
+    repo = scratch_repo(tmp_path)
+    cache = tmp_path / "cache"
+
+    def record(packages, digest):
+        (cache / "setup").mkdir(parents=True, exist_ok=True)
+        (cache / "setup" / "local.json").write_text(json.dumps(
+            {"cluster": "local", "debian_packages": packages, "inputs_digest": digest}))
+
+    same, why = setuprecord.unchanged("local", cache, repo)
+    assert not same and "never set up" in why
+    record(["bash"], setuprecord.inputs_digest("local", repo))
+    same, why = setuprecord.unchanged("local", cache, repo)
+    assert same and "not run again" in why and "make setup CLUSTER=local runs it anyway" in why
+    record(["bash", "spillway-no-such-package"], setuprecord.inputs_digest("local", repo))
+    same, why = setuprecord.unchanged("local", cache, repo)
+    assert not same and "spillway-no-such-package" in why
+    record(["bash"], "0" * 64)   # a record from before a change of the playbooks, or from before the digest
+    same, why = setuprecord.unchanged("local", cache, repo)
+    assert not same and "changed since it last ran" in why
+    record(["bash"], None)
+    assert not setuprecord.unchanged("local", cache, repo)[0]
