@@ -143,7 +143,8 @@ validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per 
 		$(if $(MIN_STAGE_S),--min-stage-s $(call shq,$(MIN_STAGE_S)))
 
 # Every inventory the integration tests provision (tests/integration: local; tests/emulation: emu, pfs). `make test`
-# sets each one up first, then checks each setup record; the tests check their inventory's record again before they
+# sets each one up first (as `make bench` does: skipped when its record holds the same inputs and every package is
+# there, docs/setup.md), then checks each setup record; the tests check their inventory's record again before they
 # touch anything, so a package only an earlier manual step installed fails up front with its fix named.
 TEST_CLUSTERS := local emu pfs
 
@@ -156,8 +157,8 @@ TEST_CLUSTERS := local emu pfs
 # the half that did (each half's -ra summary ends that half's own output).
 test: venv ## set up every inventory the tests provision, then the tests without a live cluster (2 workers), then the live ones
 	@for cluster in $(TEST_CLUSTERS); do \
-		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster)"; \
-		$(MAKE) --no-print-directory setup CLUSTER=$$cluster || exit 1; \
+		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster, unless nothing it installs from changed)"; \
+		{ $(call SETUP_UNLESS_UNCHANGED,$$cluster); } || exit 1; \
 	done
 	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
 	@echo "== make test: the tests that touch no live cluster (not integration), on 2 workers"; \
