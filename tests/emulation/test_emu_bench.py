@@ -7,6 +7,7 @@ Root, about 15 minutes. Brings `emu` up (shared with test_emu_cluster.py, whose 
 session's end does): do not run it while someone uses that cluster.
 """
 import json
+import re
 import shutil
 import time
 
@@ -161,38 +162,60 @@ def test_a_full_data_disk_and_a_worker_cut_off_are_named_and_what_was_collected_
     assert "fio-sweep" in (run.run_dir / "report.html").read_text()
 
 
-def executor_host_with_running_tasks(since, timeout=600):
-    """A worker whose Spark executor logged a task it runs (its container's stderr, Spark's INFO log) in a container
-    log written after `since` (epoch seconds; earlier benches' containers are still there), preferably one without
-    the application's ApplicationMaster: YARN learns of a dead NodeManager's containers only when it declares the
-    node lost (minutes), so a lost AM would hold the run up."""
+TASK_LINE = re.compile(r"(Running task|Finished task|Exception in task|killed task) \S+ in stage \S+ \(TID (\d+)\)")
+
+
+def tasks_in_flight(worker, since):
+    """The Spark tasks the worker's executors started and have not ended, by their container logs (stderr, Spark's
+    INFO log) written after `since` (epoch seconds; earlier benches' containers are still there), and whether one of
+    those containers is the application's ApplicationMaster."""
+    lines = on(worker, f"logs=$(find {root_of(worker)}/logs/containers -name stderr -newermt @{since:.0f}); "
+                       "[ -z \"$logs\" ] || grep -H -E 'Running task|Finished task|Exception in task|killed task|"
+                       "Registering the ApplicationMaster' $logs", check=False).stdout.splitlines()
+    started, ended, has_am = set(), set(), False
+    for line in lines:
+        log, _, message = line.partition(":")
+        has_am = has_am or "Registering the ApplicationMaster" in message
+        if task := TASK_LINE.search(message):
+            (started if task[1] == "Running task" else ended).add((log, task[2]))
+    return started - ended, has_am
+
+
+def signal_nodemanager_tree(worker, signal_name):
+    """Signal the worker's NodeManager and every process it started (the containers: executors, maybe the AM). The
+    nodes share the machine's PID namespace: only that NodeManager's tree."""
+    on(worker, f"nm=$(head -n 1 {root_of(worker)}/run/nodemanager.pid); tree=$nm; level=$nm; "
+               "while [ -n \"$level\" ]; do level=$(for p in $level; do pgrep -P $p; done); tree=\"$tree $level\"; done; "
+               f"kill -{signal_name} $tree")
+
+
+def kill_a_nodemanager_with_tasks_in_flight(run, since, timeout=600):
+    """SIGKILL the NodeManager of a worker whose executor runs a task, with its containers, as when the node's YARN
+    dies; the worker is returned. A task seen running may end before the kill (a faster machine ended them all
+    before a kill that came by the clock): the tree is stopped first (SIGSTOP) and killed only if the frozen logs
+    still show a task in flight, else it runs on (SIGCONT) and the search goes on. Preferably a worker without the
+    application's ApplicationMaster: YARN learns of a dead NodeManager's containers only when it declares the node
+    lost (minutes), so a lost AM would hold the run up."""
     deadline = time.monotonic() + timeout
     first_seen = None
     while time.monotonic() < deadline:
-        running = {}
-        for worker in WORKERS:
-            counts = on(worker, f"logs=$(find {root_of(worker)}/logs/containers -name stderr -newermt @{since:.0f}); "
-                                "[ -z \"$logs\" ] || echo $(grep -l 'Running task' $logs | wc -l) "
-                                "$(grep -l 'Registering the ApplicationMaster' $logs | wc -l)", check=False).stdout.split()
-            if counts and int(counts[0]) > 0:
-                running[worker] = int(counts[1]) > 0  # has the AM
-        if running:
+        assert run.proc.poll() is None, "the bench ended before a task was seen in flight"
+        flight = {worker: tasks_in_flight(worker, since) for worker in WORKERS}
+        busy = [worker for worker, (tasks, _) in flight.items() if tasks]
+        if busy:
             first_seen = first_seen or time.monotonic()
-            executors_only = [w for w, has_am in running.items() if not has_am]
+            executors_only = [worker for worker in busy if not flight[worker][1]]
             # The other executor may start its first task later (a loaded 2-core machine: 10 s were not always
             # enough); the AM's node only as a last resort, its loss holds the run up for minutes.
             if executors_only or time.monotonic() - first_seen > 30:
-                return (executors_only or list(running))[0]
-        time.sleep(1)
-    raise TimeoutError(f"no executor ran a task within {timeout} s")
-
-
-def kill_nodemanager_and_its_containers(worker):
-    """SIGKILL the worker's NodeManager and every process it started (the containers: executors, maybe the AM),
-    as when the node's YARN dies. The nodes share the machine's PID namespace: only that NodeManager's tree."""
-    on(worker, f"nm=$(head -n 1 {root_of(worker)}/run/nodemanager.pid); tree=$nm; level=$nm; "
-               "while [ -n \"$level\" ]; do level=$(for p in $level; do pgrep -P $p; done); tree=\"$tree $level\"; done; "
-               "kill -KILL $tree")
+                worker = (executors_only or busy)[0]
+                signal_nodemanager_tree(worker, "STOP")
+                if tasks_in_flight(worker, since)[0]:
+                    signal_nodemanager_tree(worker, "KILL")
+                    return worker
+                signal_nodemanager_tree(worker, "CONT")
+        time.sleep(0.5)
+    raise TimeoutError(f"no executor had a task in flight within {timeout} s")
 
 
 def spark_events(run):
@@ -214,8 +237,7 @@ def test_a_datanode_and_a_nodemanager_killed_mid_run_the_tasks_run_elsewhere_and
     time.sleep(5)
     pid = on("worker2", f"head -n 1 {root_of('worker2')}/run/datanode.pid").stdout.strip()
     on("worker2", f"kill -KILL {pid}")
-    lost_node = executor_host_with_running_tasks(since=sort_started)
-    kill_nodemanager_and_its_containers(lost_node)
+    lost_node = kill_a_nodemanager_with_tasks_in_flight(run, since=sort_started)
     returncode, output, manifest = finished(run)
     assert returncode == 0, output[-4000:]
     record, steps = workload(manifest, "terasort")
