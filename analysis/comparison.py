@@ -18,7 +18,7 @@ import pandas as pd
 from . import devices, metrics, statistics
 from .stages import with_application_order
 
-HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os")
+HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os", "node_budget")
 
 
 @dataclass

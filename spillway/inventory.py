@@ -60,6 +60,11 @@ class Inventory:
         return self.variables["spillway_backends"]
 
     @property
+    def node_budget(self):
+        """spillway_node: every node's memory (memory_gib) and CPU (cores) budget; {} without one."""
+        return self.variables.get("spillway_node") or {}
+
+    @property
     def placement(self):
         return self.variables["spillway_placement"]
 

@@ -5,6 +5,18 @@ def emulation_record(inventory, profiles, used):
     """What of the run was emulated: the disk profiles used and, for a cluster of emulated hosts, the nodes."""
     record = {"profiles": {p: profiles["profiles"][p] for p in used},
               "limitations": list(profiles["limitations"]) if used else []}
+    budget = inventory.node_budget
+    if budget:
+        record["node_budget"] = dict(budget)
+        given = " and ".join(part for part in (
+            f"{budget['memory_gib']:g} GiB of memory, page cache included" if "memory_gib" in budget else "",
+            f"{budget['cores']:g} cores of CPU time" if "cores" in budget else "") if part)
+        record["limitations"].append(
+            f"Every node's cluster processes (Hadoop daemons, YARN containers, the workloads' commands) ran within "
+            f"{given} (spillway_node: a cgroup v1 memory limit and CFS quota, docs/cluster.md \"Node budgets\"). "
+            "It imitates a node that has that much for its processes and for caching its data, not that node's "
+            "memory bandwidth, NUMA layout or core count: the threads run on every CPU of the host, a quota caps "
+            "their total time. The harness, monitoring and collectors ran outside the budget.")
     hosts = inventory.emulation
     if hosts:
         # analysis reads the niceness: the cluster's own processes then count as niced CPU time

@@ -196,3 +196,19 @@ def test_a_storage_server_needs_no_cluster_role():
     pfs = inventory.load("pfs")
     assert pfs.groups["pfs_servers"] == ["st1", "st2"]
     assert not {"st1", "st2"} & {h for g in inventory.ROLE_GROUPS for h in pfs.groups[g]}
+
+
+@pytest.mark.parametrize("budget, field, message", [
+    ({"memory_gib": 0}, "spillway_node.memory_gib", "less than or equal to the minimum of 0"),
+    ({"cores": "two"}, "spillway_node.cores", "is not of type 'number'"),
+    ({"memory": 4}, "spillway_node", "Additional properties are not allowed ('memory'"),
+    ({}, "spillway_node", "should be non-empty"),
+])
+def test_node_budget_fields_are_validated(scratch_inventory, budget, field, message):
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d.update(spillway_node=budget))
+    assert any(f"group_vars/all.yml: {field}: " in p and message in p for p in problems_of("local")), \
+        problems_of("local")
+
+
+def test_a_node_budget_is_the_inventorys():
+    assert inventory.load("local").node_budget == {}

@@ -114,6 +114,21 @@ def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
     assert "nodes" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
 
 
+def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
+    import dataclasses
+
+    from spillway import inventory
+    from spillway.notices import emulation_record
+    local = inventory.load("local")
+    assert "node_budget" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    budgeted = dataclasses.replace(local, variables={**local.variables, "spillway_node": {"memory_gib": 2.5, "cores": 1}})
+    record = emulation_record(budgeted, inventory.storage_profiles(), budgeted.emulated_profiles())
+    assert record["node_budget"] == {"memory_gib": 2.5, "cores": 1}
+    (notice,) = [text for text in record["limitations"] if "spillway_node" in text]
+    assert "within 2.5 GiB of memory, page cache included and 1 cores of CPU time" in notice
+    assert "not that node's memory bandwidth" in notice
+
+
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     from spillway import inventory
     from spillway.notices import emulation_record

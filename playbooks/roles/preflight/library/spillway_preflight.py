@@ -29,6 +29,8 @@ options:
   min_free_gib: {type: float, required: true}
   ports: {type: dict, default: {}, description: "port -> inventory setting that changes it, for this host"}
   cluster: {type: str, required: true}
+  node_budget: {type: dict, default: {}, description: "spillway_node of the inventory: memory_gib, cores"}
+  node_budget_floor: {type: dict, default: {}, description: "what the host's processes need: MiB by what needs it"}
 """
 
 GIB = 1024 ** 3
@@ -270,6 +272,42 @@ def check_ports(ports, spillway_root, cluster):
     return row("ports", "ok", detail)
 
 
+def host_memory_bytes(meminfo="/proc/meminfo"):
+    with open(meminfo) as handle:
+        for line in handle:
+            if line.startswith("MemTotal:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no MemTotal in {meminfo}")
+
+
+def check_node_budget(budget, floor, memory_bytes, cpus):
+    """spillway_node against the host: no more than it has, enough memory for its daemons and one container."""
+    if not budget:
+        return row("node budget", "ok", "none (spillway_node not set): the cluster's processes share the host")
+    problems, fixes = [], []
+    memory_gib, cores = budget.get("memory_gib"), budget.get("cores")
+    if memory_gib is not None:
+        host_gib = memory_bytes / GIB
+        floor_mib = sum(floor.values())
+        if memory_gib > host_gib:
+            problems.append(f"spillway_node.memory_gib is {memory_gib:g} GiB, the host has {host_gib:.1f} GiB")
+            fixes.append(f"set spillway_node.memory_gib to at most {int(host_gib)}")
+        elif memory_gib * 1024 < floor_mib:
+            needs = ", ".join(f"{what} {mib} MiB" for what, mib in floor.items())
+            problems.append(f"spillway_node.memory_gib is {memory_gib:g} GiB, less than the {floor_mib / 1024:.2f} GiB "
+                            f"this host's processes need ({needs})")
+            fixes.append(f"set spillway_node.memory_gib to at least {floor_mib / 1024:.2f}, or lower the daemons' "
+                         "heap_mb (hadoop_daemons) on this host")
+    if cores is not None and cores > cpus:
+        problems.append(f"spillway_node.cores is {cores:g}, the host has {cpus} CPUs")
+        fixes.append(f"set spillway_node.cores to at most {cpus}")
+    if problems:
+        return row("node budget", "FAIL", "; ".join(problems), "; ".join(fixes))
+    parts = [f"memory {memory_gib:g} GiB of {memory_bytes / GIB:.1f}" if memory_gib is not None else "",
+             f"{cores:g} of {cpus} CPUs" if cores is not None else ""]
+    return row("node budget", "ok", ", ".join(part for part in parts if part))
+
+
 def main():
     module = AnsibleModule(argument_spec={
         "java_home": {"type": "str", "required": True},
@@ -280,6 +318,8 @@ def main():
         "min_free_gib": {"type": "float", "required": True},
         "ports": {"type": "dict", "default": {}},
         "cluster": {"type": "str", "required": True},
+        "node_budget": {"type": "dict", "default": {}},
+        "node_budget_floor": {"type": "dict", "default": {}},
     }, supports_check_mode=True)
     args = module.params
     epoch = time.time()
@@ -303,6 +343,8 @@ def main():
             rows.append(check_emulated_space(emulated, args["spillway_root"], args["cluster"]))
     ports = {int(port): setting for port, setting in args["ports"].items()}
     rows.append(check_ports(ports, args["spillway_root"], args["cluster"]))
+    rows.append(check_node_budget(args["node_budget"], {what: int(mib) for what, mib in args["node_budget_floor"].items()},
+                                  host_memory_bytes(), len(os.sched_getaffinity(0))))
     module.exit_json(changed=False, rows=rows, epoch=epoch, uid=os.geteuid())
 
 

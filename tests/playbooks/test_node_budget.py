@@ -1,0 +1,112 @@
+"""Role node_budget's module on this machine's real cgroup v1 hierarchies, and spillway-in-budget putting a command
+into them: the groups it makes carry the cluster root's id, hold the limits asked for, take the processes started
+through the script, and go (their processes moved out first) when the budget goes. Nothing but groups named after
+this test's own cluster id is created or removed."""
+import importlib.util
+import os
+import secrets
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from spillway import PLAYBOOKS
+
+ROLE = PLAYBOOKS / "roles" / "node_budget"
+CGROUPS = Path("/sys/fs/cgroup")
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not (CGROUPS / "memory").is_dir() or not (CGROUPS / "cpu").is_dir(),
+                                reason="needs root and the cgroup v1 memory and cpu hierarchies, as the harness does")
+
+
+def module():
+    spec = importlib.util.spec_from_file_location("spillway_node_budget", ROLE / "library" / "spillway_node_budget.py")
+    loaded = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(loaded)
+    return loaded
+
+
+@pytest.fixture
+def budget(tmp_path):
+    """The module's parameters for a throwaway cluster root of this test; its groups removed whatever happens."""
+    budget_module = module()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "run").mkdir()
+    params = {"cgroup_root": str(CGROUPS), "cluster": "budgettest", "host": "localhost",
+              "cluster_id": secrets.token_hex(8), "memory_bytes": 0, "cpu_quota_us": 0, "cpu_period_us": 100000,
+              "list_file": str(tmp_path / "run" / "node-cgroups"), "state": "present"}
+    yield budget_module, params
+    budget_module.apply({**params, "state": "absent"}, check_mode=False)
+
+
+def groups_of(pid):
+    """controller -> the process's group (a hierarchy may carry several controllers: cpu,cpuacct)."""
+    groups = {}
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+        _, controllers, group = line.split(":", 2)
+        groups.update(dict.fromkeys(controllers.split(","), group))
+    return groups
+
+
+def test_a_budget_is_put_in_place_entered_changed_and_removed(budget, tmp_path):
+    budget_module, params = budget
+    name = f"spillway.budgettest.localhost.{params['cluster_id']}"
+    memory, cpu = CGROUPS / "memory" / name, CGROUPS / "cpu" / name
+
+    changes, groups = budget_module.apply({**params, "memory_bytes": 3 << 30, "cpu_quota_us": 150000}, False)
+    assert groups == [str(memory), str(cpu)] and changes
+    assert (memory / "memory.limit_in_bytes").read_text().strip() == str(3 << 30)
+    assert (cpu / "cpu.cfs_quota_us").read_text().strip() == "150000"
+    assert Path(params["list_file"]).read_text() == f"{memory}\n{cpu}\n"
+    # the same budget again: nothing to do
+    assert budget_module.apply({**params, "memory_bytes": 3 << 30, "cpu_quota_us": 150000}, False)[0] == []
+
+    # a command started through the script runs inside both groups, and so do its children
+    script = tmp_path / "bin" / "spillway-in-budget"
+    script.write_bytes((ROLE / "files" / "spillway-in-budget").read_bytes())
+    script.chmod(0o755)
+    sleeper = subprocess.Popen([str(script), "sh", "-c", "sleep 60 & wait"], env={**os.environ, "SPILLWAY_ROOT": ""})
+    try:
+        for _ in range(50):
+            children = Path(f"/proc/{sleeper.pid}/task/{sleeper.pid}/children").read_text().split()
+            if children:
+                break
+            subprocess.run(["sleep", "0.1"], check=True)
+        for pid in [sleeper.pid, *children]:
+            assert groups_of(pid)["memory"] == f"/{name}" and groups_of(pid)["cpu"] == f"/{name}", pid
+
+        # the CPU budget goes, the memory one changes: the process stays where the memory budget is
+        changes, groups = budget_module.apply({**params, "memory_bytes": 2 << 30}, False)
+        assert groups == [str(memory)] and not cpu.exists()
+        assert (memory / "memory.limit_in_bytes").read_text().strip() == str(2 << 30)
+        assert Path(params["list_file"]).read_text() == f"{memory}\n"
+        assert groups_of(sleeper.pid)["cpu"] != f"/{name}"
+
+        # no budget: the group goes, its processes moved out first, the listing removed
+        changes, groups = budget_module.apply(params, False)
+        assert groups == [] and not memory.exists() and not Path(params["list_file"]).exists()
+        assert any("moved out" in change for change in changes), changes
+        assert groups_of(sleeper.pid)["memory"] != f"/{name}"
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_only_plain_names_make_a_group_and_a_listing_of_other_paths_is_refused(budget, tmp_path):
+    budget_module, params = budget
+    with pytest.raises(ValueError, match="host '../x' is not a plain name"):
+        budget_module.apply({**params, "host": "../x", "memory_bytes": 1 << 30}, False)
+    # the script joins only groups of the node budget's form: a listing pointing elsewhere is refused, nothing runs
+    script = tmp_path / "bin" / "spillway-in-budget"
+    script.write_bytes((ROLE / "files" / "spillway-in-budget").read_bytes())
+    script.chmod(0o755)
+    Path(params["list_file"]).write_text("/sys/fs/cgroup/memory\n")
+    proc = subprocess.run([str(script), "touch", str(tmp_path / "ran")], capture_output=True, text=True,
+                          env={**os.environ, "SPILLWAY_ROOT": ""})
+    assert proc.returncode == 2 and "not a node budget's group" in proc.stderr
+    assert not (tmp_path / "ran").exists()
+
+
+def test_absent_without_a_cluster_root_changes_nothing(budget):
+    budget_module, params = budget
+    assert budget_module.apply({**params, "cluster_id": "", "state": "absent"}, False) == ([], [])
