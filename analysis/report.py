@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import devices, findings, metrics, safeio, statistics
-from .formatting import now_utc, number, rate, utc
+from .formatting import format_bytes, now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
 from .presentation.model_section import model_section
@@ -38,6 +38,15 @@ def _problems(manifest: dict, tables: dict[str, pd.DataFrame]) -> list[str]:
                             "are shown but left out of every median and comparison")
         elif workload.status not in ("ok",):
             problems.append(f"workload {workload.workload_id}: {workload.status}")
+    budgets = tables["node_budget"]
+    for killed in budgets[budgets["oom_kills"].fillna(0) > 0].itertuples() if "oom_kills" in budgets else []:
+        limit = format_bytes(killed.memory_limit_bytes) if pd.notna(killed.memory_limit_bytes) else "no memory limit"
+        problems.append(
+            f"{killed.host}'s node budget ({limit}, spillway_node.memory_gib) ran out of memory during "
+            f"{killed.workload_id}: the kernel killed {int(killed.oom_kills)} of the node's processes (OOM), which "
+            "fails or slows what they ran. Fix: raise spillway_node.memory_gib in the inventory, or give the workload "
+            "less memory (PARAMS, e.g. its executors' memory), or lower the node's daemons' heaps (hadoop_daemons "
+            "heap_mb)")
     for source in tables["sources"][~tables["sources"]["status"].isin(["ok", "none"])].itertuples():
         problems.append(f"{source.source} of {source.workload_id} on {source.host}: {source.status} — {source.message}")
     for source in tables["sources"][tables["sources"]["message"].fillna("").str.startswith("repaired")].itertuples():

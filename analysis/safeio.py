@@ -39,6 +39,7 @@ SIZE_CAPS = {
     "mr-history": 2 * GiB,         # one .jhist
     "gluster-profile": 256 * MiB,  # profile-<volume>.xml
     "pfs-client": 64 * MiB,        # client-<backend>.start/.stop
+    "node-budget": 1 * MiB,        # node-budget.start/.stop
     "prometheus": 2 * GiB,         # raw/prometheus/<workload-id>.json
     "note": 1 * MiB,               # collector-error.txt, collector-notes.txt, nothing-here.txt
     "table": 20 * GiB,             # tables/<name>.parquet (derived, but the folder is as writable as raw/)

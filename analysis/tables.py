@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
-                      pfs_client, prometheus, storage, workload_results)
+                      node_budget, pfs_client, prometheus, storage, workload_results)
 from .parsers.collector_notes import read_note
 from .parsers.manifest import read_manifest
 from .rundir import RawOutput, raw_outputs, real_subdirectories, symlinks
@@ -26,7 +26,7 @@ SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "sta
                 "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
                "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client",
-               "prometheus_series", "host_cpu", "workload_checks", "workload_samples", "devices", "steps", "workloads",
+               "node_budget", "prometheus_series", "host_cpu", "workload_checks", "workload_samples", "devices", "steps", "workloads",
                "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
@@ -143,6 +143,7 @@ TEXT_COLUMNS = {
     "gluster_fops": ("volume", "brick_host", "brick_path", "fop"),
     "gluster_block_sizes": ("volume", "brick_host", "brick_path"),
     "pfs_client": ("backend", "fstype", "mount", "counter", "unit"),
+    "node_budget": (),
     "prometheus_series": None,
     "host_cpu": (),
     "workload_checks": ("step", "file", "problems", "detail"),
@@ -286,6 +287,15 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
                 acc.parse("pfs_client", raw, stop, lambda path, start=start: pfs_client.window_deltas(start, path))
             else:
                 acc.missing(raw, stop.name)
+    for raw in raw_outputs(run_dir, "node-budget"):
+        start, stop = raw.path / "node-budget.start", raw.path / "node-budget.stop"
+        if not os.path.lexists(start):
+            acc.none_or_missing_device(raw, start.name)     # none: the node has no budget (nothing-here.txt)
+        elif os.path.lexists(stop):
+            acc.parse("node_budget", raw, stop, lambda path, start=start: pd.DataFrame(
+                [node_budget.window_row(start, path)], columns=node_budget.COLUMNS))
+        else:
+            acc.missing(raw, stop.name)
     # The Prometheus archive is cluster-wide (the series carry their node): raw/prometheus/<workload-id>.json,
     # no host folder; its rows in `sources` have an empty host.
     archives = run_dir / "raw" / "prometheus"

@@ -2,6 +2,7 @@
 import base64
 import re
 import shutil
+from html import unescape
 
 from analysis.parsers.jhist import parse_jhist
 from analysis.report import write_report
@@ -65,6 +66,18 @@ def test_report_shows_the_clients_side_of_a_pfs_backend(run_dir):
     section = section[:section.index("</table>")]
     assert "<td>worker1</td><td>pfs (fuse.glusterfs)</td>" in section
     assert re.search(r"READ [\d,]+, WRITE [\d,]+", section) and re.search(r"\d MiB</td>", section)
+
+
+def test_a_node_budget_that_killed_a_process_is_named_first_with_the_budget_and_the_fix(run_dir):
+    fixtures = TOOLS.parent / "node-budget"
+    for host, recording in (("vm", "terasort-localhost"), ("worker1", "oom-worker1")):
+        shutil.copytree(fixtures / recording, run_dir / "raw" / host / "node-budget" / "spark-tiny")
+    html = write_report(run_dir).read_text()
+    problems = unescape(html[html.index('id="problems"'):html.index('id="emulation"')])
+    assert ("worker1's node budget (256.0 MiB, spillway_node.memory_gib) ran out of memory during spark-tiny: the "
+            "kernel killed 1 of the node's processes (OOM)") in problems
+    assert "Fix: raise spillway_node.memory_gib" in problems
+    assert "vm's node budget" not in problems     # the budget that killed nothing is not a problem
 
 
 def test_report_of_a_partial_run(tmp_path):

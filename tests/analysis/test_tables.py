@@ -76,6 +76,19 @@ def test_pfs_client_counters_become_the_windows_deltas(run_dir):
     assert counters.loc["bytes_read", "unit"] == "bytes" and counters.loc["window", "unit"] == "s"
 
 
+def test_a_node_budget_is_one_row_per_node_and_window_and_none_without_a_budget(run_dir):
+    shutil.copytree(FIXTURES / "node-budget" / "terasort-localhost", run_dir / "raw" / "vm" / "node-budget" / "spark-tiny")
+    unbudgeted = run_dir / "raw" / "master" / "node-budget" / "spark-tiny"
+    unbudgeted.mkdir(parents=True)
+    (unbudgeted / "nothing-here.txt").write_text("no /var/lib/spillway/x/run/node-cgroups: this node has no budget\n")
+    tables = build_tables(run_dir)
+    (budget,) = tables["node_budget"].itertuples()
+    assert (budget.host, budget.workload_id, budget.memory_limit_bytes, budget.oom_kills) == ("vm", "spark-tiny", 6 << 30, 0)
+    sources = tables["sources"].query("source == 'node-budget'").set_index("host")
+    assert sources.loc["vm", "status"] == "ok" and sources.loc["master", "status"] == "none"
+    assert "no budget" in sources.loc["master", "message"]
+
+
 def test_missing_data_carries_the_collectors_own_reason(run_dir):
     out = run_dir / "raw" / "worker1" / "pfs-client" / "fio-sweep"
     out.mkdir(parents=True)

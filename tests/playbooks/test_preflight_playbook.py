@@ -91,10 +91,10 @@ def test_all_checks_pass_and_nothing_changes(tmp_path):
     assert changed(output) == 0
     assert {check for _, check in rows} == {"ssh", "privileges", "java", "diskstats", "storage:disk",
                                             "storage:root", "space:root", "space:emulated", "ports", "clock",
-                                            "node budget"}
+                                            "budget"}
     assert all(row["status"] == "ok" for row in rows.values()), rows
     assert "1.0 GiB" in rows["localhost", "space:emulated"]["detail"]
-    assert "spillway_node not set" in rows["localhost", "node budget"]["detail"]
+    assert "spillway_node not set" in rows["localhost", "budget"]["detail"]
     assert "mount point" in rows["localhost", "storage:root"]["detail"]
     assert not (tmp_path / "inv" / "state").exists(), "preflight created the cluster root"
 
@@ -163,7 +163,7 @@ def test_each_check_refuses(tmp_path, held_port):
     failed("ports", f"port {held_port} (hadoop_ports.nm_webapp)", f"pid {os.getpid()}")
     failed("java", "spillway-no-such-package", "java_home")
     failed("clock", "preflight_max_clock_skew_s", "synchronise")
-    failed("node budget", "spillway_node.memory_gib is 65536 GiB, the host has", "spillway_node.cores is 4096",
+    failed("budget", "spillway_node.memory_gib is 65536 GiB, the host has", "spillway_node.cores is 4096",
            f"set spillway_node.cores to at most {len(os.sched_getaffinity(0))}")
     failed("storage:nodevice", "is no block device")
     failed("storage:pfsplain", "not a mount point", str(plain), "spillway_backends.pfsplain.mount")
@@ -177,13 +177,13 @@ def test_a_node_budget_too_small_for_the_daemons_is_refused_with_what_needs_the_
                                 {"hdfs": "disk", "local": "disk"}, {"spillway_node": {"memory_gib": 2, "cores": 1}})
     code, rows, output = play(inventory, tmp_path / "rows.json")
     assert code != 0 and changed(output) == 0
-    row = rows["localhost", "node budget"]
+    row = rows["localhost", "budget"]
     assert row["status"] == "FAIL", row
     # the single host runs every daemon and YARN's containers: each heap named, the sum as the minimum
     assert "spillway_node.memory_gib is 2 GiB, less than the 5.00 GiB" in row["detail"], row
     assert "namenode heap 1024 MiB" in row["detail"] and "one YARN container 1536 MiB" in row["detail"], row
     assert "at least 5.00" in row["fix"] and "heap_mb" in row["fix"], row
-    assert all(r["status"] == "ok" for (host, check), r in rows.items() if check != "node budget"), rows
+    assert all(r["status"] == "ok" for (host, check), r in rows.items() if check != "budget"), rows
 
 
 def test_tasks_not_running_as_root_are_refused(tmp_path):

@@ -138,3 +138,4 @@ def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     assert list(record["profiles"]) == ["ssd"] and record["profiles"]["ssd"]["read_bps"] > 0
     (gluster,) = [text for text in record["limitations"] if "GlusterFS" in text]
     assert "st1, st2" in gluster and "bricks are emulated disks" in gluster and "iostat" in gluster
+

@@ -283,7 +283,7 @@ def host_memory_bytes(meminfo="/proc/meminfo"):
 def check_node_budget(budget, floor, memory_bytes, cpus):
     """spillway_node against the host: no more than it has, enough memory for its daemons and one container."""
     if not budget:
-        return row("node budget", "ok", "none (spillway_node not set): the cluster's processes share the host")
+        return row("budget", "ok", "none (spillway_node not set): the cluster's processes share the host")
     problems, fixes = [], []
     memory_gib, cores = budget.get("memory_gib"), budget.get("cores")
     if memory_gib is not None:
@@ -302,10 +302,10 @@ def check_node_budget(budget, floor, memory_bytes, cpus):
         problems.append(f"spillway_node.cores is {cores:g}, the host has {cpus} CPUs")
         fixes.append(f"set spillway_node.cores to at most {cpus}")
     if problems:
-        return row("node budget", "FAIL", "; ".join(problems), "; ".join(fixes))
+        return row("budget", "FAIL", "; ".join(problems), "; ".join(fixes))
     parts = [f"memory {memory_gib:g} GiB of {memory_bytes / GIB:.1f}" if memory_gib is not None else "",
              f"{cores:g} of {cpus} CPUs" if cores is not None else ""]
-    return row("node budget", "ok", ", ".join(part for part in parts if part))
+    return row("budget", "ok", ", ".join(part for part in parts if part))
 
 
 def main():
