@@ -9,6 +9,7 @@ state_dir.
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -20,6 +21,8 @@ from emulation.config import (EmulationError, etc_hosts, is_own_loop_backing, kn
 from spillway import ownership
 
 BLKIO = Path("/sys/fs/cgroup/blkio")
+CGROUPS = Path("/sys/fs/cgroup")
+BUDGET_CONTROLLERS = ("memory", "cpu")
 THROTTLE_KNOBS = ("read_bps", "write_bps", "read_iops", "write_iops")
 REQUIRED_COMMANDS = {"ip": "iproute2", "tc": "iproute2", "unshare": "util-linux", "findmnt": "util-linux",
                      "losetup": "util-linux", "/usr/sbin/sshd": "openssh-server", "ssh-keygen": "openssh-client",
@@ -115,6 +118,7 @@ def leftovers(emulation):
     found += [f"throttle rule {knob} {majmin}" for knob, majmin in throttle_rules({m for m, _ in loops.values()})]
     if emulation.machine_link in machine_links():
         found.append(f"network link {emulation.machine_link}")
+    found += [f"cgroup {group}" for group in budget_groups(emulation)]
     found += [f"mount {target}" for target in mounts_below(emulation.state_dir)]
     if emulation.state_dir.exists():
         found.append(f"directory {emulation.state_dir}")
@@ -410,6 +414,15 @@ def stop_processes(emulation, timeout=15):
     return stopped
 
 
+def budget_groups(emulation):
+    """The node budgets' cgroups of this emulation's nodes (role node_budget: `spillway.<cluster>.<node>.<id>` at the
+    top of the memory and cpu hierarchies), left where teardown.yml did not run."""
+    names = re.compile(rf"spillway\.{re.escape(emulation.cluster)}\.({'|'.join(re.escape(n.name) for n in emulation.nodes)})"
+                       r"\.[0-9a-f]+")
+    return [group for controller in BUDGET_CONTROLLERS if (CGROUPS / controller).is_dir()
+            for group in sorted((CGROUPS / controller).iterdir()) if group.is_dir() and names.fullmatch(group.name)]
+
+
 def remove_loops(emulation):
     """Throttle rules, then upper loops, then lower loops of the nodes' disks (what teardown.yml left)."""
     loops, uppers = own_loops(emulation)
@@ -432,6 +445,9 @@ def down(emulation):
     if stopped:
         removed.append(f"{stopped} processes")
     removed += remove_loops(emulation)  # their mount namespaces died with the processes: nothing holds them
+    for group in budget_groups(emulation):  # emptied by the processes' end
+        group.rmdir()
+        removed.append(f"cgroup {group}")
     if emulation.machine_link in machine_links():
         # explicitly: a deleted namespace's veths go later, in the kernel's deferred namespace cleanup
         run(["ip", "link", "delete", emulation.machine_link])

@@ -80,6 +80,16 @@ def test_tiny_bench_over_ssh_collects_from_every_worker(emu, bench_process):
     hadoop = {name for names in expected.values() for name in names}
     assert {host: {name: user for name, user in facts["daemon_users"].items() if name in hadoop}
             for host, facts in manifest["hosts"].items()} == expected
+    # Each node's budget (inventories/emu: 4 GiB, no CPU budget) as the kernel held it, its daemons inside it, and the
+    # node-budget collector's window on every node
+    assert {host: facts["node_budget"] for host, facts in manifest["hosts"].items()} == {
+        host: {"memory_bytes": 4 << 30, "cores": None} for host in ["master", *WORKERS]}
+    for host, daemons in expected.items():
+        for daemon in daemons:
+            groups = on(host, f"cat /proc/$(head -n 1 {root_of(host)}/run/{daemon}.pid)/cgroup").stdout
+            assert f":memory:/spillway.emu.{host}." in groups, (host, daemon, groups)
+        snapshot = json.loads((raw / host / "node-budget" / "terasort" / "node-budget.stop").read_text())
+        assert snapshot["memory"]["limit_in_bytes"] == 4 << 30 and snapshot["memory"]["oom_kill"] == 0, host
 
 
 def test_a_datanode_that_never_registers_is_named_with_every_workers_log(emu, tmp_path):

@@ -6,6 +6,8 @@ Root, about a minute. Brings `emu` down at the end: do not run it while someone 
 import json
 import time
 
+from pathlib import Path
+
 import pytest
 
 from emulation import cluster
@@ -96,4 +98,5 @@ def test_teardown_leaves_nothing_behind(emu):
     namespaces = sh("ip", "netns", "list").stdout
     assert "spw-emu" not in namespaces and "spw-emu" not in sh("ip", "link").stdout
     assert not [p for p in sh("ps", "-eo", "args").stdout.splitlines() if str(emu.state_dir) in p]
+    assert not list(Path("/sys/fs/cgroup/memory").glob("spillway.emu.*")), "a node budget's group was left"
     # The fixture's own teardown then runs on nothing, as `make teardown` must.

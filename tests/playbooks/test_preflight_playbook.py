@@ -180,9 +180,9 @@ def test_a_node_budget_too_small_for_the_daemons_is_refused_with_what_needs_the_
     row = rows["localhost", "budget"]
     assert row["status"] == "FAIL", row
     # the single host runs every daemon and YARN's containers: each heap named, the sum as the minimum
-    assert "spillway_node.memory_gib is 2 GiB, less than the 5.00 GiB" in row["detail"], row
-    assert "namenode heap 1024 MiB" in row["detail"] and "one YARN container 1536 MiB" in row["detail"], row
-    assert "at least 5.00" in row["fix"] and "heap_mb" in row["fix"], row
+    assert "spillway_node.memory_gib is 2 GiB, less than the 6.00 GiB" in row["detail"], row
+    assert "namenode heap 1024 MiB" in row["detail"] and "a Spark AM and one executor 2560 MiB" in row["detail"], row
+    assert "at least 6.00" in row["fix"] and "heap_mb" in row["fix"], row
     assert all(r["status"] == "ok" for (host, check), r in rows.items() if check != "budget"), rows
 
 
