@@ -112,8 +112,9 @@ def _on_backend_devices(inputs: Inputs, frame: pd.DataFrame) -> pd.DataFrame:
               "(Spark input and shuffle read, MapReduce HDFS and local reads), in a workload run that read at "
               "least `app_read_min_bytes`",
       thresholds={"device_share_max_pct": 10.0, "app_read_min_bytes": 32 * 2 ** 20},
-      action="The run measured memory, not storage: run with DROP_CACHES=1, or a scale whose input exceeds the "
-             "nodes' free memory, before comparing backends on this workload.",
+      action="The run measured memory, not storage: run with DROP_CACHES=1, a scale whose input exceeds the nodes' "
+             "free memory, or nodes with a memory budget (spillway_node, docs/cluster.md) that holds a real node's "
+             "share of the data, before comparing backends on this workload.",
       needs=(("disk_totals", "read_bytes"), ("devices", "device")))
 def page_cache(inputs: Inputs, limits: dict) -> list[Finding]:
     io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
