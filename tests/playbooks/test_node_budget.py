@@ -6,6 +6,7 @@ import importlib.util
 import os
 import secrets
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,13 @@ def budget(tmp_path):
     budget_module.apply({**params, "state": "absent"}, check_mode=False)
 
 
+def command_of(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except FileNotFoundError:   # ended since it was listed
+        return None
+
+
 def groups_of(pid):
     """controller -> the process's group (a hierarchy may carry several controllers: cpu,cpuacct)."""
     groups = {}
@@ -67,11 +75,15 @@ def test_a_budget_is_put_in_place_entered_changed_and_removed(budget, tmp_path):
     script.chmod(0o755)
     sleeper = subprocess.Popen([str(script), "sh", "-c", "sleep 60 & wait"], env={**os.environ, "SPILLWAY_ROOT": ""})
     try:
-        for _ in range(50):
+        # until the script has exec'd the shell and the shell has started sleep (the script's own command
+        # substitutions, before it joins, are children too, for an instant)
+        for _ in range(100):
             children = Path(f"/proc/{sleeper.pid}/task/{sleeper.pid}/children").read_text().split()
-            if children:
+            if children and all(command_of(pid) == "sleep" for pid in children):
                 break
-            subprocess.run(["sleep", "0.1"], check=True)
+            time.sleep(0.1)
+        else:
+            pytest.fail(f"the command's child never started: children {children}")
         for pid in [sleeper.pid, *children]:
             assert groups_of(pid)["memory"] == f"/{name}" and groups_of(pid)["cpu"] == f"/{name}", pid
 
