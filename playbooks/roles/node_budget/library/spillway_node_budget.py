@@ -31,7 +31,6 @@ options:
 """
 
 CONTROLLERS = ("memory", "cpu")
-UNLIMITED = {"memory.limit_in_bytes": "-1", "cpu.cfs_quota_us": "-1"}
 
 
 def group_name(cluster, host, cluster_id):
@@ -120,14 +119,17 @@ def apply(params, check_mode):
                 if not check_mode:
                     write(path, value)
         in_force.append(group)
-    listing = "".join(f"{group}\n" for group in in_force)
-    current = read(params["list_file"]) + "\n" if os.path.exists(params["list_file"]) else None
-    if (current or "") != listing and (current is not None or listing):
+    # no group in force: no listing at all (spillway-in-budget then joins nothing)
+    listing = "".join(f"{group}\n" for group in in_force) or None
+    current = None
+    if os.path.exists(params["list_file"]):
+        with open(params["list_file"]) as handle:
+            current = handle.read()
+    if current != listing:
         changes.append(f"listed in {params['list_file']}: {' '.join(in_force) or 'none'}")
         if not check_mode:
             if listing:
-                with open(params["list_file"] + ".tmp", "w") as handle:
-                    handle.write(listing)
+                write(params["list_file"] + ".tmp", listing)
                 os.replace(params["list_file"] + ".tmp", params["list_file"])
             else:
                 os.unlink(params["list_file"])
