@@ -9,8 +9,9 @@ from pathlib import Path
 import pandas as pd
 
 from . import devices, findings, safeio, statistics
-from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, label_runs, placement_text,
-                         shuffle_per_application, stage_times, throughput_table, workload_times)
+from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, key_by_effective_parameters,
+                         label_runs, placement_text, shuffle_per_application, stage_times, throughput_table,
+                         workload_times)
 from .formatting import now_utc
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
@@ -41,6 +42,7 @@ def load_runs(refs: list[str]) -> list[Run]:
     if len({r.run_dir for r in runs}) < len(runs):
         raise CompareError("the same run is named twice: compare distinct runs")
     label_runs(runs)
+    key_by_effective_parameters(runs)
     return runs
 
 

@@ -7,18 +7,24 @@ measured repetitions (warm-ups, failed and invalid runs left out); every ratio s
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from . import devices, metrics, statistics
 from .stages import with_application_order
 
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os", "node_budget")
+WORKLOADS_DIR = Path(__file__).resolve().parents[1] / "workloads"
+# A workload name as the harness allows it (a folder of workloads/): nothing else is looked up there.
+_WORKLOAD_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 
 
 @dataclass
@@ -53,6 +59,64 @@ def label_runs(runs: list[Run]) -> None:
 
 def placement_text(run: Run, placement: dict) -> str:
     return f"HDFS {run.profile(placement.get('hdfs'))}, local {run.profile(placement.get('local'))}"
+
+
+# ---------------------------------------------------------------- like with like: effective parameters
+
+@functools.lru_cache(maxsize=None)
+def _declared(workload: str) -> tuple[dict, dict]:
+    """(parameters, scales) of workloads/<workload>/workload.yml; empty when there is no such workload."""
+    if not _WORKLOAD_NAME.fullmatch(workload):
+        return {}, {}
+    try:
+        manifest = yaml.safe_load((WORKLOADS_DIR / workload / "workload.yml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return {}, {}
+    if not isinstance(manifest, dict):
+        return {}, {}
+    return manifest.get("parameters") or {}, manifest.get("scales") or {}
+
+
+def effective_parameters(record: dict) -> dict[str, str]:
+    """The parameter values a workload run ran with, as text: the resolved values its manifest record holds
+    (defaults < scale < inventory < PARAMS, however they were set), and for a parameter the record lacks (the run
+    was recorded before the parameter existed) what the bench resolves for it at the run's scale from
+    workloads/<name>/workload.yml: the scale profile's value, else the default. A parameter is added with a default
+    that keeps the old behaviour, so that is what the older run did. A sweep default (a list) says nothing of one
+    run and is not filled in."""
+    values = {key: str(value) for key, value in (record.get("parameters") or {}).items()}
+    declared, scales = _declared(str(record.get("workload")))
+    scale = scales.get(str(record.get("scale"))) or {}
+    for name, spec in declared.items():
+        if name in values or not isinstance(spec, dict):
+            continue
+        value = scale.get(name, spec.get("default")) if isinstance(scale, dict) else spec.get("default")
+        if value is not None and not isinstance(value, (list, dict)):
+            values[name] = str(value)
+    return values
+
+
+def key_by_effective_parameters(runs: list[Run]) -> None:
+    """Give every workload run of the compared runs the same `sweep` key when it ran the same workload with the
+    same effective parameters, however they were set: the values of the parameters that differ between any of the
+    compared runs of that workload. Each run's own `sweep` names only what varied inside it, so TeraSort on Spark
+    of the default bench (a sweep `engine=[mapreduce, spark]`: `engine=spark`) and of a placement matrix run with
+    `PARAMS='terasort.engine=spark'` (no sweep: ``) would land in different rows and never be compared."""
+    effective = [(run, record, effective_parameters(record))
+                 for run in runs for record in run.manifest.get("workloads", []) or []]
+    by_workload: dict[str, list[dict[str, str]]] = {}
+    for _, record, values in effective:
+        by_workload.setdefault(str(record.get("workload")), []).append(values)
+    differing = {name: sorted(key for key in set().union(*seen) if len({v.get(key) for v in seen}) > 1)
+                 for name, seen in by_workload.items()}
+    keys: dict[str, dict[str, str]] = {run.run_id: {} for run in runs}
+    for run, record, values in effective:
+        keys[run.run_id][record.get("id")] = " ".join(
+            f"{key}={values[key]}" for key in differing[str(record.get("workload"))] if key in values)
+    for run in runs:
+        table = run.tables["workloads"]
+        if not table.empty:
+            run.tables["workloads"] = table.assign(sweep=table["workload_id"].map(keys[run.run_id]).fillna(table["sweep"]))
 
 
 # ---------------------------------------------------------------- configurations
@@ -300,10 +364,11 @@ def manifest_facts(manifest: dict) -> dict[str, str]:
 
 
 def _workload_parameters(manifest: dict) -> dict[str, dict[str, set[str]]]:
+    """Per workload, each parameter's effective values over its runs (effective_parameters)."""
     values: dict[str, dict[str, set[str]]] = {}
     for workload in manifest.get("workloads", []) or []:
-        for key, value in (workload.get("parameters") or {}).items():
-            values.setdefault(str(workload.get("workload")), {}).setdefault(key, set()).add(str(value))
+        for key, value in effective_parameters(workload).items():
+            values.setdefault(str(workload.get("workload")), {}).setdefault(key, set()).add(value)
     return values
 
 
@@ -345,10 +410,22 @@ def apples_and_oranges(runs: list[Run]) -> list[str]:
         if len({json.dumps(sorted(s or [])) for _, _, s in present}) > 1:
             warnings.append(f"workload {name} ran at different scales: "
                             + "; ".join(f"{r.run_id}: {', '.join(sorted(s or []))}" for r, _, s in present) + ".")
+        if not _unmatched(name, [r for r, _, _ in present]):
+            continue      # every run has a workload run with the effective parameters of another's: those compare
         keys = sorted({k for _, p, _ in present for k in p})
-        for key in keys:
+        # the parameters no value of which all these runs share keep them apart; a sweep's other values do not
+        apart = [k for k in keys if not set.intersection(*(p.get(k, {"(absent)"}) for _, p, _ in present))] or keys
+        for key in apart:
             seen = [(r, ", ".join(sorted(p.get(key, {"(absent)"})))) for r, p, _ in present]
             if len({v for _, v in seen}) > 1:
                 warnings.append(f"workload {name}: parameter {key} differs: "
-                                + "; ".join(f"{r.run_id}: {v}" for r, v in seen) + ".")
+                                + "; ".join(f"{r.run_id}: {v}" for r, v in seen)
+                                + ". Runs with other parameters are not compared.")
     return warnings
+
+
+def _unmatched(workload: str, runs: list[Run]) -> list[Run]:
+    """The runs none of whose runs of `workload` has the effective parameters of a run of it in another run."""
+    sets = {r.run_id: {json.dumps(effective_parameters(w), sort_keys=True) for w in r.manifest.get("workloads", []) or []
+                       if str(w.get("workload")) == workload} for r in runs}
+    return [r for r in runs if not sets[r.run_id] & set().union(*(sets[o.run_id] for o in runs if o is not r))]
