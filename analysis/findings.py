@@ -95,14 +95,8 @@ def rule(**spec) -> Callable:
 
 
 def _on_backend_devices(inputs: Inputs, frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows of `frame` (host, device columns) on a backend's device, with `backend`; the host's own disks and an
-    emulation's lower devices left out (they would count the same bytes twice)."""
-    backends = inputs.backend_devices()
-    if frame.empty or not backends:
-        return frame.iloc[0:0].assign(backend=pd.Series(dtype=str))
-    keys = list(zip(frame["host"], frame["device"].astype(str)))
-    named = frame.assign(backend=[backends.get(k) for k in keys])
-    return named[named["backend"].notna()]
+    """Rows of `frame` (host, device columns) on a backend's device, with `backend` (metrics.on_backend_devices)."""
+    return metrics.on_backend_devices(frame, inputs.backend_devices())
 
 
 # ---------------------------------------------------------------- page cache
@@ -119,10 +113,7 @@ def _on_backend_devices(inputs: Inputs, frame: pd.DataFrame) -> pd.DataFrame:
 def page_cache(inputs: Inputs, limits: dict) -> list[Finding]:
     io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
                                                                     "disk_totals")})
-    app = pd.Series(0.0, index=io["workload_id"])
-    for column in ("input_bytes", "shuffle_read_bytes", "mr_hdfs_read_bytes"):
-        if column in io:
-            app = app.add(io.set_index("workload_id")[column].fillna(0), fill_value=0)
+    app = metrics.application_read_bytes(io)
     disk = _on_backend_devices(inputs, inputs.workload_ids(inputs.table("disk_totals")))
     found = []
     for workload_id, on_devices in disk.groupby("workload_id"):

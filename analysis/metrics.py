@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .devices import device_backends
 from .stages import IDENTITY_ORDER, STAGE_IDENTITY, with_application_order, with_identity
 
 def fio_curves(fio: pd.DataFrame) -> pd.DataFrame:
@@ -99,12 +100,13 @@ def workload_io_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
             rows[wid].update(values.to_dict())
     summary = mr_job_summary(tables["mr_jobs"], tables["mr_counters"])
     if not summary.empty:
-        for column in ("hdfs_read_bytes", "hdfs_written_bytes", "shuffle_bytes"):
+        for column in ("hdfs_read_bytes", "hdfs_written_bytes", "shuffle_bytes", "map_output_materialized_bytes"):
             if column not in summary:
                 summary[column] = np.nan
         mr = summary.groupby("workload_id").agg(mr_jobs=("job_id", "size"), mr_hdfs_read_bytes=("hdfs_read_bytes", "sum"),
                                                 mr_hdfs_written_bytes=("hdfs_written_bytes", "sum"),
-                                                mr_shuffle_bytes=("shuffle_bytes", "sum"))
+                                                mr_shuffle_bytes=("shuffle_bytes", "sum"),
+                                                mr_shuffle_written_bytes=("map_output_materialized_bytes", "sum"))
         for wid, values in mr.iterrows():
             rows[wid].update(values.to_dict())
     totals = tables["disk_totals"]
@@ -114,6 +116,73 @@ def workload_io_summary(tables: dict[str, pd.DataFrame]) -> pd.DataFrame:
         for wid, values in device.iterrows():
             rows[wid].update(values.to_dict())
     return pd.DataFrame(list(rows.values()))
+
+
+def on_backend_devices(frame: pd.DataFrame, device_backends: dict[tuple[str, str], str]) -> pd.DataFrame:
+    """Rows of `frame` (host, device columns) on a backend's device, with `backend` ((host, device) -> backend:
+    analysis.devices.device_backends); the host's own disks and an emulation's lower devices left out (they would
+    count the same bytes twice)."""
+    if frame.empty or not device_backends:
+        return frame.iloc[0:0].assign(backend=pd.Series(dtype=str))
+    keys = list(zip(frame["host"], frame["device"].astype(str)))
+    named = frame.assign(backend=[device_backends.get(k) for k in keys])
+    return named[named["backend"].notna()]
+
+
+# What the applications read, by the layer that asked: Spark's input and shuffle read, MapReduce's HDFS reads.
+# The devices' reads against these tell how much came from the devices rather than the page cache.
+APPLICATION_READ_COLUMNS = ("input_bytes", "shuffle_read_bytes", "mr_hdfs_read_bytes")
+
+
+def application_read_bytes(io: pd.DataFrame) -> pd.Series:
+    """Per workload run (index workload_id) of workload_io_summary: the bytes its applications read."""
+    read = pd.Series(0.0, index=io["workload_id"] if "workload_id" in io else [])
+    for column in APPLICATION_READ_COLUMNS:
+        if column in io:
+            read = read.add(io.set_index("workload_id")[column].fillna(0), fill_value=0)
+    return read
+
+
+# The overview's paths: name -> the columns of workload_io_summary that add up to it (Spark stage sums and
+# MapReduce job counters; a workload run has one or the other). MapReduce counts spilled records, not bytes: its
+# spill stays unknown (NaN), never 0.
+PATH_COLUMNS = {"hdfs_read_bytes": ("input_bytes", "mr_hdfs_read_bytes"),
+                "hdfs_write_bytes": ("output_bytes", "mr_hdfs_written_bytes"),
+                "shuffle_read_bytes": ("shuffle_read_bytes", "mr_shuffle_bytes"),
+                "shuffle_write_bytes": ("shuffle_write_bytes", "mr_shuffle_written_bytes"),
+                "spill_bytes": ("spill_disk_bytes",)}
+
+
+def workload_overview(tables: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """What each measured workload run moved, for the report's overview: (one row per run: its configuration,
+    run-step seconds, bytes by path (PATH_COLUMNS), what its applications read, what the backends' devices read and
+    wrote and the share of the applications' reads the devices served (%; the page cache served the rest),
+    one row per run and backend: the bytes its devices read and wrote). Devices are the backends' devices only
+    (disk_totals: the kernel's counters over the workload's window, whoever asked)."""
+    measured = measured_runs(tables["workloads"])
+    columns = ["workload_id", *CONFIG_COLUMNS, "run_s", *PATH_COLUMNS, "app_read_bytes", "device_read_bytes",
+               "device_write_bytes", "device_read_share_pct"]
+    backend_columns = ["workload_id", "backend", "read_bytes", "write_bytes"]
+    if measured.empty:
+        return pd.DataFrame(columns=columns), pd.DataFrame(columns=backend_columns)
+    io = workload_io_summary(tables).set_index("workload_id")
+    overview = measured[["workload_id", *CONFIG_COLUMNS, "run_s"]].reset_index(drop=True)
+    for path, sources in PATH_COLUMNS.items():
+        present = [io[c] for c in sources if c in io]
+        summed = pd.concat(present, axis=1).sum(axis=1, min_count=1) if present else pd.Series(dtype=float)
+        overview[path] = overview["workload_id"].map(summed).astype(float)
+    overview["app_read_bytes"] = overview["workload_id"].map(application_read_bytes(io.reset_index())).astype(float)
+    totals = tables["disk_totals"]
+    on_backends = on_backend_devices(totals, device_backends(tables["devices"])) \
+        if "read_bytes" in totals else pd.DataFrame(columns=["workload_id", "backend", "read_bytes", "write_bytes"])
+    per_backend = (on_backends[on_backends["workload_id"].isin(overview["workload_id"])]
+                   .groupby(["workload_id", "backend"], as_index=False)[["read_bytes", "write_bytes"]].sum())
+    per_run = per_backend.groupby("workload_id")[["read_bytes", "write_bytes"]].sum()
+    overview["device_read_bytes"] = overview["workload_id"].map(per_run["read_bytes"]).astype(float)
+    overview["device_write_bytes"] = overview["workload_id"].map(per_run["write_bytes"]).astype(float)
+    overview["device_read_share_pct"] = 100 * overview["device_read_bytes"] / \
+        overview["app_read_bytes"].where(overview["app_read_bytes"] > 0)
+    return overview[columns], per_backend[backend_columns].reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- experiment variables: placement, cores

@@ -12,6 +12,7 @@ from . import devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
+from .models import bottleneck, iomodel
 from .presentation.model_section import model_section
 from .rundir import FINDINGS, FINDINGS_TABLE, REPORT, TABLES
 from .tables import read_tables
@@ -82,14 +83,40 @@ class ReportSectionFailed(UserWarning):
     user sees it on stderr and the tests, which turn this warning into an error (pytest.ini), fail on it."""
 
 
-def _model_section(run_dir: Path) -> dict:
-    """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
+def _section_failed(run_dir: Path, what: str, error: Exception) -> str:
+    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
+    warnings.warn(f"report of {Path(run_dir).name}: {note}", ReportSectionFailed, stacklevel=3)
+    return note
+
+
+def _configurations(run_dir: Path) -> tuple[list[iomodel.Configuration], str]:
+    """The run's measured configurations as the models take them, or the error that kept them (shown, not raised)."""
     try:
-        return model_section(Path(run_dir))
+        return iomodel.configurations(Path(run_dir)), ""
+    except Exception as error:  # noqa: BLE001 - shown in the sections instead
+        return [], _section_failed(run_dir, "the model", error)
+
+
+def _model_section(run_dir: Path, configs: list[iomodel.Configuration], failed: str) -> dict:
+    """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
+    if failed:
+        return {"tables": [], "note": failed}
+    try:
+        return model_section(Path(run_dir), configs)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = f"the model could not be evaluated: {type(error).__name__}: {error}"
-        warnings.warn(f"report of {Path(run_dir).name}: {note}", ReportSectionFailed, stacklevel=2)
-        return {"tables": [], "note": note}
+        return {"tables": [], "note": _section_failed(run_dir, "the model", error)}
+
+
+def _overview(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
+    """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
+    reads (metrics.workload_overview, models.bottleneck.time_shares); a failure must not cost the report."""
+    try:
+        overview, per_backend = metrics.workload_overview(tables)
+        shares = bottleneck.time_shares(configs, iomodel.bandwidths_for([Path(run_dir)])) if configs \
+            else pd.DataFrame(columns=["workload_id"])
+        return {"rows": rows.overview_rows(overview, per_backend, shares), "error": ""}
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"rows": [], "error": _section_failed(run_dir, "the overview", error)}
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
@@ -126,7 +153,9 @@ def build_context(run_dir: Path) -> dict:
     by_placement = metrics.run_time_by_placement(tables["workloads"])
     noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
     section, statuses, found = _findings(run_id, tables, noise)
+    configs, configs_failed = _configurations(run_dir)
     return {
+        "overview": _overview(run_dir, tables, configs),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": now_utc(),
@@ -154,7 +183,7 @@ def build_context(run_dir: Path) -> dict:
         "monitoring_png": figures.backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
                                                             tables["workloads"], run_id),
         "sources": tables["sources"].to_dict("records"),
-        "model": _model_section(run_dir),
+        "model": _model_section(run_dir, configs, configs_failed),
     }
 
 

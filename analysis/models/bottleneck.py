@@ -18,7 +18,7 @@ import math
 import pandas as pd
 
 from ..stages import STAGE_IDENTITY
-from .iomodel import Bandwidths, Configuration, StageModel, io_terms
+from .iomodel import Bandwidths, Configuration, StageModel, fit, io_terms
 
 RESOURCES = ("cpu", "disk", "network")
 # A node's network when nothing says otherwise: 10 Gb/s, the I/O-aware paper's cluster (Table I).
@@ -54,14 +54,16 @@ def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidth
         if model is None:
             continue
         terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
+        disk_s, disk_backend = _disk_s(terms["paths"])
         ideal = {"cpu": ideal_cpu_s(stage["executor_cpu_time_s"] or 0.0, config.nodes, config.cores),
                  # reads and writes of all devices: a disk serves one request stream, devices run in parallel
-                 "disk": _disk_s(terms["paths"]),
+                 "disk": disk_s,
                  "network": ideal_io_s((stage["shuffle_remote_bytes_read"] or 0.0) / config.nodes, network_bytes_per_s)}
         measured = float(stage["duration_s"])
         bottleneck = max(ideal, key=ideal.get)
         row = {"workload": config.workload, "sweep": config.sweep, **{k: stage[k] for k in STAGE_IDENTITY},
                "stage_id": int(stage["stage_id"]), "measured_s": measured, "bottleneck": bottleneck,
+               "disk_backend": disk_backend,
                "modeled_s": max(ideal.values()),
                **{f"ideal_{r}_s": ideal[r] for r in RESOURCES}}
         for resource in RESOURCES:
@@ -71,8 +73,36 @@ def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidth
     return pd.DataFrame(rows)
 
 
-def _disk_s(paths: list[dict]) -> float:
+def _disk_s(paths: list[dict]) -> tuple[float, str]:
+    """The ideal disk seconds of the busiest backend and that backend ("" when the stage moved nothing)."""
     per_device: dict[str, float] = {}
     for path in paths:
         per_device[path["backend"]] = per_device.get(path["backend"], 0.0) + path["time_s"]
-    return max(per_device.values(), default=0.0)
+    if not per_device:
+        return 0.0, ""
+    busiest = max(per_device, key=per_device.get)
+    return per_device[busiest], busiest
+
+
+def time_shares(configs: list[Configuration], bandwidths: Bandwidths,
+                network_bytes_per_s: float = DEFAULT_NETWORK_BYTES_PER_S) -> pd.DataFrame:
+    """Where each measured workload run's Spark stage time went: per run and bottleneck (`cpu`, `disk` of a backend,
+    `network`), the measured seconds of the stages it bounded and their share of the run's summed stage time (%).
+    Each run is modeled on its own bytes and request sizes (a fit on that run alone)."""
+    columns = ["workload_id", "resource", "backend", "stage_s", "share_pct", "stages_s", "stages"]
+    frames = []
+    for config in configs:
+        limits = stage_bottlenecks(config, fit([config], bandwidths)[config.key], bandwidths,
+                                   network_bytes_per_s)
+        if limits.empty:
+            continue
+        limits = limits.assign(backend=limits["disk_backend"].where(limits["bottleneck"] == "disk", ""))
+        shares = limits.groupby(["bottleneck", "backend"], as_index=False).agg(stage_s=("measured_s", "sum"))
+        total = float(limits["measured_s"].sum())
+        frames.append(shares.rename(columns={"bottleneck": "resource"}).assign(
+            workload_id=config.workload_id, share_pct=100 * shares["stage_s"] / total if total > 0 else float("nan"),
+            stages_s=total, stages=len(limits)))
+    if not frames:
+        return pd.DataFrame(columns=columns)
+    return pd.concat(frames, ignore_index=True)[columns].sort_values(
+        ["workload_id", "stage_s"], ascending=[True, False], ignore_index=True)

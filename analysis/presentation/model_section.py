@@ -25,8 +25,9 @@ def _basis(others: list[iomodel.Configuration]) -> str:
     return text
 
 
-def model_section(run_dir: Path) -> dict:
-    configs = iomodel.configurations(Path(run_dir))
+def model_section(run_dir: Path, configs: list[iomodel.Configuration] | None = None) -> dict:
+    """`configs`: the run's configurations when the page has them already (iomodel.configurations)."""
+    configs = iomodel.configurations(Path(run_dir)) if configs is None else configs
     if not configs:
         return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model"}
     bandwidths = iomodel.bandwidths_for([Path(run_dir)])
