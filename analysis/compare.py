@@ -13,6 +13,7 @@ from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_s
                          label_runs, placement_text, shuffle_per_application, stage_times, throughput_table,
                          workload_times)
 from .formatting import now_utc
+from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
 from .rundir import FINDINGS, RESULTS_DIR, resolve_run_dir
@@ -55,6 +56,23 @@ def used_noise(table: pd.DataFrame) -> statistics.Noise | None:
     return statistics.Noise(float(table["noise_pct"].iloc[0]), str(table["noise_source"].iloc[0]))
 
 
+def sensitivity_section(runs: list[Run]) -> dict:
+    """Each workload's run step on every placement of the compared runs' backends, measured in any of them or
+    predicted by the model fitted on all of them, with its error on these runs (models.sensitivity). Workload runs
+    are matched as the rest of the page matches them (comparison.key_by_effective_parameters); a failure is shown."""
+    try:
+        configs = [c for r in runs for c in iomodel.configurations(r.run_dir)]
+        keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
+        for config in configs:
+            config.sweep = keys.get((config.run_id, config.workload_id), config.sweep)
+        profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
+        table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([r.run_dir for r in runs]))
+        return {**rows.sensitivity_context(table), "error": ""}
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"placements": [], "rows": [],
+                "error": f"the storage sensitivity could not be evaluated: {type(error).__name__}: {error}"}
+
+
 def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
     """The page's context and the tables written next to it. `noise`: the host's run-to-run noise when measured
     (a calibration); else the statistics take the largest spread of the configurations the runs repeated."""
@@ -81,6 +99,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> 
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
         "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
+        "sensitivity": sensitivity_section(runs),
         "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),

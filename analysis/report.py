@@ -12,7 +12,7 @@ from . import devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
-from .models import bottleneck, iomodel
+from .models import bottleneck, iomodel, sensitivity
 from .presentation.model_section import model_section
 from .rundir import FINDINGS, FINDINGS_TABLE, REPORT, TABLES
 from .tables import read_tables
@@ -119,6 +119,17 @@ def _overview(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomo
         return {"rows": [], "error": _section_failed(run_dir, "the overview", error)}
 
 
+def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
+    """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
+    error on this run (models.sensitivity); a failure must not cost the report."""
+    try:
+        profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
+        table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([Path(run_dir)]))
+        return {**rows.sensitivity_context(table), "error": ""}
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"placements": [], "rows": [], "error": _section_failed(run_dir, "the storage sensitivity", error)}
+
+
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
     """The rule set over the run's tables; a rule that fails must not cost the report (shown in the section)."""
     try:
@@ -156,6 +167,7 @@ def build_context(run_dir: Path) -> dict:
     configs, configs_failed = _configurations(run_dir)
     return {
         "overview": _overview(run_dir, tables, configs),
+        "sensitivity": _sensitivity(run_dir, tables, configs),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": now_utc(),

@@ -118,6 +118,40 @@ def _reads_text(run: dict) -> str:
             f"{format_bytes(read)} the applications read")
 
 
+# ---------------------------------------------------------------- storage sensitivity (both pages)
+
+def sensitivity_context(table: pd.DataFrame) -> dict:
+    """models.sensitivity.storage_sensitivity as a table: one row per workload (and P, N), one column per placement,
+    each cell the run step measured (median, range, runs) or predicted (with the model's error), then the model's
+    error and the runs it was measured on."""
+    if table.empty:
+        return {"placements": [], "rows": []}
+    placements = list(dict.fromkeys(zip(table["hdfs"], table["local"])))
+    rows = []
+    for key, group in table.groupby(["workload", "sweep", "cores", "nodes"], sort=False):
+        by_placement = {(r["hdfs"], r["local"]): r for r in group.to_dict("records")}
+        first = group.iloc[0]
+        error = (f"median {number(first['error_median_pct'], '%', 1)}, worst {number(first['error_worst_pct'], '%', 1)}"
+                 if not pd.isna(first["error_median_pct"]) else "not measured")
+        rows.append({"workload": key[0] + (f" ({key[1]})" if key[1] else ""), "cores": f"P={key[2]}, N={key[3]}",
+                     "cells": [_sensitivity_cell(by_placement.get(p)) for p in placements],
+                     "error": error, "basis": first["error_basis"]})
+    return {"placements": [f"HDFS {h}, local {l}" for h, l in placements], "rows": rows}
+
+
+def _sensitivity_cell(row) -> dict:
+    if row is None:
+        return {"text": MISSING, "how": "", "title": ""}
+    if row["how"] == "measured":
+        check = "" if pd.isna(row["error_pct"]) else \
+            f"the model, from the other placements: {number(row['predicted_s'], 's', 1)} ({row['error_pct']:+.1f} %)"
+        return {"text": spread(row["run_s"], row["min_s"], row["max_s"], row["runs"]), "how": "measured",
+                "title": check}
+    error = "" if pd.isna(row["error_median_pct"]) else f" ± {number(row['error_median_pct'], '%', 0)}"
+    return {"text": number(row["run_s"], "s", 1) + error, "how": "predicted",
+            "title": "predicted by the I/O-aware model; ± its median error on these runs"}
+
+
 def workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:
     rows = []
     for w in metrics.workload_io_summary(tables).to_dict("records"):

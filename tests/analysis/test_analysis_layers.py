@@ -13,7 +13,7 @@ LAYERS = [
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
     ("metrics", ["metrics", "stages", "devices", "comparison", "statistics"]),
-    ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost"]),
+    ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost", "models.sensitivity"]),
     ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "notebooks", "predict", "__main__", "benchmarks.*"]),

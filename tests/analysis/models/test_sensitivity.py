@@ -1,0 +1,116 @@
+"""Storage sensitivity (analysis/models/sensitivity.py): measured where the runs measured, predicted elsewhere with
+the model's error on the same runs, on the recorded placement matrix (tests/fixtures/runs/terasort-matrix: TeraSort
+on Spark, 4 placements of hdd and ssd, one run each) and the recorded K-means cores sweep (kmeans-cores: one
+placement, P=1 and P=2)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis.compare import write_comparison
+from analysis.models import iomodel, sensitivity
+from analysis.report import write_report
+from analysis.tables import TABLE_NAMES
+
+RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
+PROFILES = ["hdd", "ssd"]
+
+
+def _copy(name: str, folder: Path) -> Path:
+    if not (RUNS / name / "manifest.json").exists():
+        pytest.fail(f"missing recorded fixture {RUNS / name}", pytrace=False)
+    run = folder / name
+    shutil.copytree(RUNS / name, run)
+    for table in TABLE_NAMES:   # tables newer than the recording: empty, as the analysis writes a source-less table
+        if not (run / "tables" / f"{table}.parquet").exists():
+            pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{table}.parquet")
+    return run
+
+
+@pytest.fixture(scope="module")
+def matrix(tmp_path_factory) -> Path:
+    return _copy("terasort-matrix", tmp_path_factory.mktemp("sensitivity"))
+
+
+@pytest.fixture(scope="module")
+def matrix_configs(matrix):
+    return iomodel.configurations(matrix), iomodel.bandwidths_for([matrix])
+
+
+def test_every_measured_placement_is_measured_and_checked_against_the_others(matrix_configs):
+    configs, bandwidths = matrix_configs
+    table = sensitivity.storage_sensitivity(configs, PROFILES, bandwidths)
+    assert len(table) == 4 and set(table["how"]) == {sensitivity.MEASURED}
+    measured = {c.workload_id: c.run_s for c in configs}
+    assert sorted(table["run_s"]) == sorted(measured.values())
+    errors = sensitivity.leave_one_out_errors(configs, bandwidths)
+    assert len(errors) == 4
+    for error in errors:   # each placement predicted from the three others, none of its own run among them
+        assert len(error["fitted"]) == 3 and f"hdfs_{error['hdfs']}-local_{error['local']}" not in " ".join(error["fitted"])
+        assert error["error_pct"] == pytest.approx(100 * (error["predicted_s"] - error["measured_s"]) / error["measured_s"])
+    absolute = sorted(abs(e["error_pct"]) for e in errors)
+    assert table["error_median_pct"].iloc[0] == pytest.approx((absolute[1] + absolute[2]) / 2)
+    assert table["error_worst_pct"].iloc[0] == pytest.approx(absolute[-1])
+    assert "each of its 4 measured placements predicted from the others (runs 20261121-201144-local)" in \
+        table["error_basis"].iloc[0]
+
+
+def test_a_placement_not_measured_is_predicted_from_those_that_were(matrix_configs):
+    configs, bandwidths = matrix_configs
+    kept = [c for c in configs if (c.hdfs, c.local) != ("hdd", "hdd")]
+    table = sensitivity.storage_sensitivity(kept, PROFILES, bandwidths).set_index(["hdfs", "local"])
+    predicted = table.loc[("hdd", "hdd")]
+    assert predicted["how"] == sensitivity.PREDICTED and predicted["runs"] == 0
+    # the same prediction as the leave-one-out check of the full matrix made for that placement
+    check = next(e for e in sensitivity.leave_one_out_errors(configs, bandwidths) if (e["hdfs"], e["local"]) == ("hdd", "hdd"))
+    assert predicted["run_s"] == pytest.approx(check["predicted_s"])
+    # its error: the three measured placements, each predicted from the two others
+    assert len(sensitivity.leave_one_out_errors(kept, bandwidths)) == 3
+    assert "each of its 3 measured placements" in predicted["error_basis"]
+
+
+def test_a_workload_measured_on_one_placement_takes_the_error_of_those_measured_on_several(matrix_configs, tmp_path):
+    configs, bandwidths = matrix_configs
+    kmeans = iomodel.configurations(_copy("kmeans-cores", tmp_path))
+    table = sensitivity.storage_sensitivity(configs + kmeans, PROFILES, bandwidths)
+    mine = table[table["workload"] == "kmeans"]
+    assert sorted(mine["cores"].unique()) == [1, 2]                      # one group per P
+    assert (mine["how"] == sensitivity.MEASURED).sum() == 2 and (mine["how"] == sensitivity.PREDICTED).sum() == 6
+    terasort = table[table["workload"] == "terasort"].iloc[0]
+    assert (mine["error_median_pct"] == terasort["error_median_pct"]).all()
+    assert mine["error_basis"].str.startswith("terasort: each of its 4 measured placements").all()
+    alone = sensitivity.storage_sensitivity(kmeans, PROFILES, bandwidths)
+    assert alone["error_median_pct"].isna().all() and alone["error_basis"].str.startswith("not measured").all()
+
+
+def test_the_report_and_the_comparison_show_it(matrix, tmp_path):
+    html = write_report(matrix).read_text()
+    assert html.index('id="overview"') < html.index('id="sensitivity"') < html.index('id="findings"')
+    section = html[html.index('id="sensitivity"'):html.index('id="findings"')]
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", section)))
+    assert "HDFS hdd, local hdd HDFS hdd, local ssd HDFS ssd, local hdd HDFS ssd, local ssd" in text
+    assert "36.4 s measured 31.6 s measured 26.2 s measured 28.0 s measured" in text
+    assert "the model, from the other placements: 31.9 s (-12.4 %)" in section
+
+    # the comparison: the matrix with its hdd-only placement left out of its manifest, against terasort-hdd, a run of
+    # the same workload and parameters on a cluster whose one backend is an hdd (HDFS and local dirs on it)
+    three = tmp_path / "three"
+    shutil.copytree(matrix, three)
+    manifest = json.loads((three / "manifest.json").read_text())
+    manifest["workloads"] = [w for w in manifest["workloads"] if w["id"] != "terasort-hdfs_hdd-local_hdd"]
+    (three / "manifest.json").write_text(json.dumps(manifest))
+    hdd = _copy("terasort-hdd", tmp_path)
+    page = write_comparison([str(three), str(hdd)], tmp_path / "cmp").read_text()
+    section = page[page.index('id="sensitivity"'):page.index('id="findings"')]
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", section)))
+    # the hdd-only placement is measured by the other run (29.1 s), the rest by the matrix: no prediction needed
+    assert "29.1 s measured 31.6 s measured 26.2 s measured 28.0 s measured" in text
+    # the error: each placement predicted from the others, across both runs, which it names
+    assert "each of its 4 measured placements predicted from the others (runs 20261121-201144-local, " \
+           "20261121-210201-hdd)" in text
