@@ -122,3 +122,45 @@ def test_only_plain_names_make_a_group_and_a_listing_of_other_paths_is_refused(b
 def test_absent_without_a_cluster_root_changes_nothing(budget):
     budget_module, params = budget
     assert budget_module.apply({**params, "cluster_id": "", "state": "absent"}, False) == ([], [])
+
+
+def test_cold_empties_the_groups_page_cache_and_keeps_its_processes_memory(budget, tmp_path):
+    budget_module, params = budget
+    name = f"spillway.budgettest.localhost.{params['cluster_id']}"
+    memory = CGROUPS / "memory" / name
+    assert budget_module.make_cold(params, False) == ([], {})   # no budget, no listing: nothing to do
+    budget_module.apply({**params, "memory_bytes": 1 << 30}, False)
+    data = tmp_path / "block"
+    with open(data, "wb") as handle:
+        handle.write(os.urandom(64 << 20))
+        handle.flush()
+        os.fsync(handle.fileno())
+        # out of this test's page cache, so that reading it inside the budget charges its pages there
+        os.posix_fadvise(handle.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+    script = tmp_path / "bin" / "spillway-in-budget"
+    script.write_bytes((ROLE / "files" / "spillway-in-budget").read_bytes())
+    script.chmod(0o755)
+    # inside the budget: 32 MiB of its own memory, then 64 MiB of file read into the page cache
+    holder = subprocess.Popen(
+        [str(script), "python3", "-c",
+         f"import sys, time; held = bytearray(32 << 20); held[::4096] = b'x' * len(held[::4096]); "
+         f"open({str(data)!r}, 'rb').read(); print('ready', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "SPILLWAY_ROOT": ""})
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        stat = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
+        assert int(stat["cache"]) >= 32 << 20, stat   # the file's pages are charged to the group
+        changes, cache = budget_module.make_cold(params, False)
+        after = dict(line.split() for line in (memory / "memory.stat").read_text().splitlines())
+        assert cache[str(memory)]["before"] >= 32 << 20 and cache[str(memory)]["after"] < 4 << 20, cache
+        assert int(after["cache"]) < 4 << 20 and int(after["rss"]) >= 32 << 20, after
+        assert holder.poll() is None and groups_of(holder.pid)["memory"] == f"/{name}"
+        assert changes
+    finally:
+        holder.kill()
+        holder.wait()
+    # a listing naming another node's group: refused, nothing emptied
+    other = CGROUPS / "memory" / f"spillway.budgettest.otherhost.{params['cluster_id']}"
+    Path(params["list_file"]).write_text(f"{memory}/../{other.name}\n")
+    with pytest.raises(RuntimeError, match="not this node's memory group"):
+        budget_module.make_cold(params, False)

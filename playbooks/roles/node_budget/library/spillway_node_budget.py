@@ -10,6 +10,11 @@ in `<spillway_root>/run/node-cgroups`; `spillway-in-budget` (bin/) puts a comman
 A budget taken away (or `state: absent`, at teardown) removes the groups: the processes still inside (daemons
 started under the budget) are moved to the hierarchy's top first, so that nothing stays limited by a budget the
 inventory no longer has.
+
+`state: cold` (before each measured run) empties the page cache charged to the node's memory group and nothing
+else: the pages its own processes read or wrote (HDFS blocks, shuffle files) go, its processes' memory stays. A real
+node holds a small part of its data in memory; ours would otherwise start every run with all of the data that the
+prepare step just wrote still cached.
 """
 import os
 
@@ -27,7 +32,8 @@ options:
   cpu_quota_us: {type: int, default: 0, description: "CPU time per period (cores x period); 0 - no CPU budget."}
   cpu_period_us: {type: int, default: 100000}
   list_file: {type: path, required: true, description: "Where the groups in force are listed (run/node-cgroups)."}
-  state: {type: str, choices: [present, absent], default: present}
+  state: {type: str, choices: [present, absent, cold], default: present,
+          description: "cold: changes no group, empties the page cache of the memory group listed in list_file."}
 """
 
 CONTROLLERS = ("memory", "cpu")
@@ -82,6 +88,36 @@ def remove(group, top):
                 pass
     os.rmdir(group)
     return moved
+
+
+def page_cache_bytes(group):
+    for line in read(os.path.join(group, "memory.stat")).splitlines():
+        key, value = line.split()
+        if key == "cache":
+            return int(value)
+    return 0
+
+
+def make_cold(params, check_mode):
+    """Empty the page cache of this node's memory group, the one the listing names (no listing: no budget, no-op).
+    Returns the changes and the bytes of page cache the group held before and after."""
+    if not os.path.exists(params["list_file"]):
+        return [], {}
+    prefix = os.path.join(params["cgroup_root"], "memory", f"spillway.{params['cluster']}.{params['host']}.")
+    groups = [line.strip() for line in read(params["list_file"]).splitlines() if line.strip()]
+    memory_groups = [group for group in groups if group.startswith(prefix)]
+    cache = {}
+    for group in memory_groups:
+        if "/" in group[len(prefix):] or not os.path.isdir(group):
+            raise RuntimeError(f"{params['list_file']} names {group}, not this node's memory group: "
+                               "re-run the provisioning")
+        before = page_cache_bytes(group)
+        if not check_mode:
+            # reclaims what it can (the page cache) and leaves what it cannot (the processes' anonymous memory)
+            write(os.path.join(group, "memory.force_empty"), "0")
+        cache[group] = {"before": before, "after": before if check_mode else page_cache_bytes(group)}
+    changes = [f"page cache of {group}: {c['before']} -> {c['after']} bytes" for group, c in cache.items()]
+    return changes, cache
 
 
 def apply(params, check_mode):
@@ -146,10 +182,13 @@ def main():
         "cpu_quota_us": {"type": "int", "default": 0},
         "cpu_period_us": {"type": "int", "default": 100000},
         "list_file": {"type": "path", "required": True},
-        "state": {"type": "str", "choices": ["present", "absent"], "default": "present"},
+        "state": {"type": "str", "choices": ["present", "absent", "cold"], "default": "present"},
     }
     module = AnsibleModule(argument_spec=spec, supports_check_mode=True)
     try:
+        if module.params["state"] == "cold":
+            changes, page_cache = make_cold(module.params, module.check_mode)
+            module.exit_json(changed=bool(changes), changes=changes, page_cache=page_cache)
         changes, in_force = apply(module.params, module.check_mode)
     except (OSError, RuntimeError, ValueError) as err:
         module.fail_json(msg=f"node budget of {module.params['host']}: {err}")
