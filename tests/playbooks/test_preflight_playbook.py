@@ -179,10 +179,14 @@ def test_a_node_budget_too_small_for_the_daemons_is_refused_with_what_needs_the_
     assert code != 0 and changed(output) == 0
     row = rows["localhost", "budget"]
     assert row["status"] == "FAIL", row
-    # the single host runs every daemon and YARN's containers: each heap named, the sum as the minimum
-    assert "spillway_node.memory_gib is 2 GiB, less than the 6.00 GiB" in row["detail"], row
-    assert "namenode heap 1024 MiB" in row["detail"] and "a Spark AM and one executor 2560 MiB" in row["detail"], row
-    assert "at least 6.00" in row["fix"] and "heap_mb" in row["fix"], row
+    # the single host runs every daemon, the driver and YARN's containers, each sized from the 2 GiB (role common's
+    # memory plan): the daemons' heaps a quarter of it (namenode 1024 x 512/3584 = 146 MiB, none below 128), the
+    # driver 512 MiB, an AM and one executor of 512m as YARN rounds them (1024 + 1024): 3.16 GiB in all. The fix is
+    # the smallest budget that holds them at its own sizes (3456 MiB).
+    assert "spillway_node.memory_gib is 2 GiB, less than the 3.16 GiB" in row["detail"], row
+    assert "namenode heap 146 MiB" in row["detail"] and "the Spark driver 512 MiB" in row["detail"], row
+    assert "a Spark AM and one executor (YARN) 2048 MiB" in row["detail"], row
+    assert "at least 3.38" in row["fix"], row
     assert all(r["status"] == "ok" for (host, check), r in rows.items() if check != "budget"), rows
 
 

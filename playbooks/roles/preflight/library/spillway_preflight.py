@@ -31,6 +31,7 @@ options:
   cluster: {type: str, required: true}
   node_budget: {type: dict, default: {}, description: "spillway_node of the inventory: memory_gib, cores"}
   node_budget_floor: {type: dict, default: {}, description: "what the host's processes need: MiB by what needs it"}
+  node_budget_minimum_mib: {type: int, default: 0, description: "the smallest budget that holds them (role common's memory plan)"}
 """
 
 GIB = 1024 ** 3
@@ -280,7 +281,7 @@ def host_memory_bytes(meminfo="/proc/meminfo"):
     raise RuntimeError(f"no MemTotal in {meminfo}")
 
 
-def check_node_budget(budget, floor, memory_bytes, cpus):
+def check_node_budget(budget, floor, memory_bytes, cpus, minimum_mib=0):
     """spillway_node against the host: no more than it has, enough memory for its daemons and one container."""
     if not budget:
         return row("budget", "ok", "none (spillway_node not set): the cluster's processes share the host")
@@ -296,8 +297,8 @@ def check_node_budget(budget, floor, memory_bytes, cpus):
             needs = ", ".join(f"{what} {mib} MiB" for what, mib in floor.items())
             problems.append(f"spillway_node.memory_gib is {memory_gib:g} GiB, less than the {floor_mib / 1024:.2f} GiB "
                             f"this host's processes need ({needs})")
-            fixes.append(f"set spillway_node.memory_gib to at least {floor_mib / 1024:.2f}, or lower the daemons' "
-                         "heap_mb (hadoop_daemons) on this host")
+            fixes.append(f"set spillway_node.memory_gib to at least {max(floor_mib, minimum_mib) / 1024:.2f} (the "
+                         "daemons' heaps and the Spark driver are sized from the budget: docs/cluster.md)")
     if cores is not None and cores > cpus:
         problems.append(f"spillway_node.cores is {cores:g}, the host has {cpus} CPUs")
         fixes.append(f"set spillway_node.cores to at most {cpus}")
@@ -320,6 +321,7 @@ def main():
         "cluster": {"type": "str", "required": True},
         "node_budget": {"type": "dict", "default": {}},
         "node_budget_floor": {"type": "dict", "default": {}},
+        "node_budget_minimum_mib": {"type": "int", "default": 0},
     }, supports_check_mode=True)
     args = module.params
     epoch = time.time()
@@ -344,7 +346,7 @@ def main():
     ports = {int(port): setting for port, setting in args["ports"].items()}
     rows.append(check_ports(ports, args["spillway_root"], args["cluster"]))
     rows.append(check_node_budget(args["node_budget"], {what: int(mib) for what, mib in args["node_budget_floor"].items()},
-                                  host_memory_bytes(), len(os.sched_getaffinity(0))))
+                                  host_memory_bytes(), len(os.sched_getaffinity(0)), args["node_budget_minimum_mib"]))
     module.exit_json(changed=False, rows=rows, epoch=epoch, uid=os.geteuid())
 
 
