@@ -4,6 +4,7 @@ runs' tables are loaded here; what is computed across them is analysis.compariso
 analysis.presentation."""
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -16,6 +17,7 @@ from .formatting import now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
+from .report import ReportSectionFailed
 from .rundir import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
@@ -69,8 +71,9 @@ def sensitivity_section(runs: list[Run]) -> dict:
         table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([r.run_dir for r in runs]))
         return {**rows.sensitivity_context(table), "error": ""}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        return {"placements": [], "rows": [],
-                "error": f"the storage sensitivity could not be evaluated: {type(error).__name__}: {error}"}
+        note = f"the storage sensitivity could not be evaluated: {type(error).__name__}: {error}"
+        warnings.warn(f"comparison of {', '.join(r.run_id for r in runs)}: {note}", ReportSectionFailed, stacklevel=2)
+        return {"placements": [], "rows": [], "error": note}
 
 
 def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
