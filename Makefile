@@ -15,7 +15,7 @@ RUN       ?= latest
 # command-line variable is expanded where it is used), so it is refused before any is used; CLUSTER names a folder
 # and a lock, so it is a plain name; every other value reaches the shell only as one single-quoted word (shq).
 USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES PARAMS CORES PLACEMENT BACKENDS RUN RUNS RESUME \
-	TO NODES DRY_RUN MIN_STAGE_S
+	TO NODES DRY_RUN MIN_STAGE_S BASELINE MAX_SLOWDOWN
 $(foreach v,$(USER_VARIABLES),$(if $(findstring $$,$(value $(v))),$(error $(v): a value given to make may not hold '$$' (make would run it as code): leave it out)))
 NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
 	0 1 2 3 4 5 6 7 8 9 - _
@@ -125,9 +125,10 @@ workloads: venv ## list the workloads and what each scale profile means
 report: venv
 	@$(PY) -m analysis report $(call shq,$(RUN))
 
-compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..."
+compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..." [BASELINE=<id> MAX_SLOWDOWN=5%]
 	@test -n $(call shq,$(RUNS)) || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
-	@$(PY) -m analysis compare $(foreach run,$(RUNS),$(call shq,$(run)))
+	@$(PY) -m analysis compare $(foreach run,$(RUNS),$(call shq,$(run))) \
+		$(if $(BASELINE),--baseline=$(call shq,$(BASELINE))) $(if $(MAX_SLOWDOWN),--max-slowdown=$(call shq,$(MAX_SLOWDOWN)))
 
 predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
 	@test -n $(call shq,$(TO)) || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }

@@ -1,5 +1,5 @@
 """python -m analysis {tables <run-dir> | report <run-dir|run-id|latest> | stages <event log file or folder>
-                    | compare RUN RUN [RUN ...] [--out DIR] [--noise-pct PCT]
+                    | compare RUN RUN [RUN ...] [--out DIR] [--noise-pct PCT] [--baseline RUN] [--max-slowdown PCT%]
                     | predict <run> --to <backend | hdfs=a,local=b> [--cores N] [--nodes N] [--measured RUN...] [--fio RUN...]
                     [--json]}"""
 from __future__ import annotations
@@ -31,6 +31,10 @@ def main(argv: list[str] | None = None) -> int:
     compare.add_argument("--out", type=Path, help="output folder (default results/compare-<id>-vs-<id>...)")
     compare.add_argument("--noise-pct", type=float, help="this host's measured run-to-run noise in %% (the same "
                                                          "configuration run twice): a difference must exceed it")
+    compare.add_argument("--baseline", help="regression gate: the run every verdict is against (make's BASELINE; "
+                                            "added to the runs if not among them)")
+    compare.add_argument("--max-slowdown", help="regression gate: the significant slowdown allowed, `5%%` (make's "
+                                                "MAX_SLOWDOWN); exit 1 on a significant slowdown beyond it")
     predict = sub.add_parser("predict", help="I/O-aware model: fit on the run's configurations, predict stage times "
                                              "on another backend/placement/cores/nodes (docs/models.md)")
     predict.add_argument("run", help="run directory, run id under results/, or `latest`")
@@ -58,12 +62,17 @@ def main(argv: list[str] | None = None) -> int:
                 write_tables(run_dir)
             print(write_report(run_dir))
         elif args.command == "compare":
-            from .compare import CompareError, write_comparison
+            from .compare import CompareError, compare_runs
             try:
-                print(write_comparison(args.runs, args.out, args.noise_pct))
+                written = compare_runs(args.runs, args.out, args.noise_pct, args.baseline, args.max_slowdown)
             except CompareError as error:
                 print(f"analysis compare: {error}", file=sys.stderr)
                 return 2
+            for line in written.gate_lines:
+                print(line)
+            print(written.html)
+            if written.gate_failed:
+                return 1
         elif args.command == "predict":
             from .predict import PredictError, main as predict_main
             try:

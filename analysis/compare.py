@@ -5,15 +5,16 @@ analysis.presentation."""
 from __future__ import annotations
 
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import devices, findings, safeio, statistics
+from . import devices, findings, gate, safeio, statistics
 from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, key_by_effective_parameters,
                          label_runs, placement_text, shuffle_per_application, stage_times, throughput_table,
                          workload_times)
-from .formatting import now_utc
+from .formatting import number, now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
@@ -24,6 +25,27 @@ from .tables import run_tables
 
 class CompareError(ValueError):
     """Bad input for a comparison (too few runs, not a run directory)."""
+
+
+def with_baseline_first(refs: list[str], baseline: str | None) -> list[str]:
+    """RUNS with BASELINE first (the first run is the baseline of every verdict); a BASELINE not among RUNS is
+    added. Refs are matched by the run directory they resolve to."""
+    if baseline is None:
+        return list(refs)
+    try:
+        baseline_dir = resolve_run_dir(baseline)
+    except FileNotFoundError as error:
+        raise CompareError(f"BASELINE={baseline!r} names no run ({error}): give BASELINE a run id under results/, a "
+                           f"run directory or `latest`, usually one of RUNS") from None
+    others = []
+    for ref in refs:
+        try:
+            if resolve_run_dir(ref) == baseline_dir:
+                continue
+        except FileNotFoundError:
+            pass                    # load_runs names it
+        others.append(ref)
+    return [baseline] + others
 
 
 def load_runs(refs: list[str]) -> list[Run]:
@@ -76,9 +98,11 @@ def sensitivity_section(runs: list[Run]) -> dict:
         return {"placements": [], "rows": [], "error": note}
 
 
-def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
+def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
+                     max_slowdown_pct: float | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
     """The page's context and the tables written next to it. `noise`: the host's run-to-run noise when measured
-    (a calibration); else the statistics take the largest spread of the configurations the runs repeated."""
+    (a calibration); else the statistics take the largest spread of the configurations the runs repeated.
+    `max_slowdown_pct`: the regression gate's allowance, when the gate was asked for (else no gate)."""
     workloads, order = workload_times(runs, noise)
     stages = stage_times(runs, order, noise)
     noise = used_noise(workloads) or noise
@@ -96,11 +120,14 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> 
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
               "compare_differences": differed, "compare_findings": found}
+    if max_slowdown_pct is not None:
+        tables["compare_gate"] = gate.verdicts(workloads, stages, max_slowdown_pct)
     views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     run_ids = [r.run_id for r in runs]
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
+        "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
         "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
         "sensitivity": sensitivity_section(runs),
         "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise),
@@ -136,19 +163,71 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None) -> 
     return context, tables
 
 
+def gate_context(table: pd.DataFrame | None, max_slowdown_pct: float | None) -> dict | None:
+    """The gate's section of the page: its allowance, overall result and one row per verdict."""
+    if table is None:
+        return None
+    return {"max_slowdown": number(max_slowdown_pct, "%", 1), "failed": len(gate.failed(table)),
+            "rows": rows.gate_rows(table)}
+
+
+def gate_lines(table: pd.DataFrame, baseline: str, max_slowdown_pct: float) -> list[str]:
+    """What `make compare ... MAX_SLOWDOWN=` prints: a verdict per workload and stage, then the overall result."""
+    lines = [f"regression gate: against the baseline {baseline}, MAX_SLOWDOWN {number(max_slowdown_pct, '%', 1)}"]
+    for row in rows.gate_rows(table):
+        lines.append(f"  {row['gate']:<15} {row['workload']}{' ' + row['sweep'] if row['sweep'] else ''} | "
+                     f"{row['stage']} | {row['configuration']}: {row['median']} vs {row['baseline_median']} "
+                     f"({row['slowdown']}) - {row['reason']}")
+    bad = gate.failed(table)
+    counts = ", ".join(f"{n} {verdict}" for verdict, n in table["gate"].value_counts().items())
+    if len(bad):
+        lines.append(f"regression gate: FAILED: {len(bad)} significant slowdown{'s' if len(bad) > 1 else ''} beyond "
+                     f"MAX_SLOWDOWN ({counts})")
+    else:
+        lines.append(f"regression gate: passed ({counts or 'nothing compared'})")
+    return lines
+
+
 def default_out_dir(runs: list[Run]) -> Path:
     return RESULTS_DIR / ("compare-" + "-vs-".join(r.run_id for r in runs))
 
 
-def write_comparison(refs: list[str], out_dir: Path | None = None, noise_pct: float | None = None) -> Path:
-    """Write compare.html, findings.json and tables/<name>.csv/.parquet into out_dir; returns the HTML path.
-    `noise_pct`: the host's measured run-to-run noise (%), when known."""
-    runs = load_runs(refs)
+@dataclass
+class Comparison:
+    """What write_comparison wrote: the page, and the gate's verdicts and printed lines when the gate was asked."""
+
+    html: Path
+    gate: pd.DataFrame | None = None
+    gate_lines: list[str] = field(default_factory=list)
+
+    @property
+    def gate_failed(self) -> bool:
+        return self.gate is not None and not gate.failed(self.gate).empty
+
+
+def write_comparison(refs: list[str], out_dir: Path | None = None, noise_pct: float | None = None,
+                     baseline: str | None = None, max_slowdown: str | None = None) -> Path:
+    """Write compare.html, findings.json and tables/<name>.csv/.parquet into out_dir; returns the HTML path."""
+    return compare_runs(refs, out_dir, noise_pct, baseline, max_slowdown).html
+
+
+def compare_runs(refs: list[str], out_dir: Path | None = None, noise_pct: float | None = None,
+                 baseline: str | None = None, max_slowdown: str | None = None) -> Comparison:
+    """Write the comparison (write_comparison). `noise_pct`: the host's measured run-to-run noise (%), when known.
+    `baseline`: the run every verdict is against (default: the first of `refs`). `max_slowdown` (`5%`) or
+    `baseline` turn the regression gate on (no allowance given: 0 %): its verdicts go to tables/compare_gate, the
+    page and the returned Comparison."""
+    gated = baseline is not None or max_slowdown is not None
+    try:
+        max_slowdown_pct = gate.parse_max_slowdown(max_slowdown) if gated else None
+    except gate.GateError as error:
+        raise CompareError(str(error)) from None
+    runs = load_runs(with_baseline_first(refs, baseline))
     noise = None if noise_pct is None else statistics.Noise(float(noise_pct), "given: --noise-pct")
     out_dir = Path(out_dir) if out_dir else default_out_dir(runs)
     # A results/ folder is as writable as the runs in it: no file or folder written here follows a symlink.
     tables_dir = safeio.directory(safeio.directory(out_dir) / "tables")
-    context, tables = build_comparison(runs, noise)
+    context, tables = build_comparison(runs, noise, max_slowdown_pct)
     for name, frame in tables.items():
         frame = frame.copy()
         for column in frame.columns:
@@ -160,4 +239,9 @@ def write_comparison(refs: list[str], out_dir: Path | None = None, noise_pct: fl
             frame.to_parquet(handle, index=False)
     context["tables_dir"] = str(tables_dir)
     safeio.write_text(out_dir / FINDINGS, context["findings_json"])
-    return safeio.write_text(out_dir / "compare.html", render_page("compare.html.j2", context))
+    html = safeio.write_text(out_dir / "compare.html", render_page("compare.html.j2", context))
+    if max_slowdown_pct is None:
+        return Comparison(html)
+    table = tables["compare_gate"]
+    baseline_name = runs[0].run_id if runs[0].label == runs[0].run_id else f"{runs[0].label} ({runs[0].run_id})"
+    return Comparison(html, table, gate_lines(table, baseline_name, max_slowdown_pct))

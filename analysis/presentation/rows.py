@@ -299,6 +299,26 @@ def pivot_rows(table: pd.DataFrame, keys: list[str], order: list[str]) -> list[d
     return rows
 
 
+def gate_rows(table: pd.DataFrame) -> list[dict]:
+    """The regression gate's verdicts (analysis.gate), failures first, each time and slowdown with its unit."""
+    order = {verdict: rank for rank, verdict in enumerate(("slower", "pass", "faster"))}
+    ranked = table.assign(_rank=table["gate"].map(order).fillna(len(order))).sort_values("_rank", kind="stable")
+    return [{"gate": r.gate, "workload": r.workload, "sweep": r.sweep, "stage": r.stage,
+             "configuration": r.configuration, "median": number(r.median_s, "s", 2),
+             "baseline_median": number(r.baseline_median_s, "s", 2),
+             "slowdown": _change_text(r.slowdown_pct), "reason": r.reason} for r in ranked.itertuples()]
+
+
+def _change_text(slowdown_pct) -> str:
+    """`12.5 % slower`, `3.0 % faster`, `0.0 %` (no change at this precision)."""
+    if pd.isna(slowdown_pct):
+        return MISSING
+    text = number(abs(slowdown_pct), "%", 1)
+    if text == number(0, "%", 1):
+        return text
+    return f"{text} {'slower' if slowdown_pct > 0 else 'faster'}"
+
+
 def fio_ratio_rows(ratios: pd.DataFrame) -> list[dict]:
     return [{"series": r.series, "rw": r.rw, "direction": r.direction, "bs": size_label(r.block_size_bytes),
              "bw": rate(r.bandwidth_bytes_per_s, 1), "bw_base": rate(r.bandwidth_bytes_per_s_baseline, 1),
