@@ -162,6 +162,8 @@ test: venv ## set up every inventory the tests provision, then the tests without
 		{ $(call SETUP_UNLESS_UNCHANGED,$$cluster); } || exit 1; \
 	done
 	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
+	@command -v chromium >/dev/null || { echo "== make test: Debian's chromium, for the report pages' browser tests"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 	@echo "== make test: the tests that touch no live cluster (not integration), on 2 workers"; \
 	$(PY) -m pytest tests -m "not integration" -n 2 --dist loadfile --durations=15; unit=$$?; \
 	test $$unit -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the live tests are not started" >&2; exit 2; }; \

@@ -93,8 +93,8 @@ def test_stage_time_shares_name_the_bottleneck_of_each_placement(matrix_run):
 
 def test_the_report_opens_with_the_overview_in_words_and_numbers(matrix_run):
     html = write_report(matrix_run).read_text()
-    assert html.index('id="overview"') < html.index('id="findings"') < html.index('id="emulation"')
-    section = unescape(re.sub(r"<[^>]+>", " ", html[html.index('id="overview"'):html.index('id="findings"')]))
+    assert html.index('id="findings"') < html.index('id="overview"') < html.index('id="emulation"')
+    section = unescape(re.sub(r"<[^>]+>", " ", html[html.index('id="overview"'):html.index('id="sensitivity"')]))
     assert section.count("HDFS read 95.4 MiB") == 4
     assert "disk hdd 72 %, CPU 28 % of 11.8 s in 3 stages" in section
     assert "devices 2.4 %, page cache 97.6 % of the 121.3 MiB the applications read" in section
