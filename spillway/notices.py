@@ -14,9 +14,12 @@ def emulation_record(inventory, profiles, used):
         record["limitations"].append(
             f"Every node's cluster processes (Hadoop daemons, YARN containers, the workloads' commands) ran within "
             f"{given} (spillway_node: a cgroup v1 memory limit and CFS quota, docs/cluster.md \"Node budgets\"). "
-            "It imitates a node that has that much for its processes and for caching its data, not that node's "
-            "memory bandwidth, NUMA layout or core count: the threads run on every CPU of the host, a quota caps "
-            "their total time. The harness, monitoring and collectors ran outside the budget.")
+            "The daemons' heaps, the Spark driver, YARN's offer and the executors were sized from the memory "
+            "budget, and each measured run started with the node's page cache emptied (what prepare wrote was "
+            "read back from the devices). It imitates a node that has that much for its processes and for caching "
+            "its data, not that node's memory bandwidth, NUMA layout or core count: the threads run on every CPU "
+            "of the host, a quota caps their total time. The harness, monitoring and collectors ran outside the "
+            "budget.")
     hosts = inventory.emulation
     if hosts:
         # analysis reads the niceness: the cluster's own processes then count as niced CPU time

@@ -211,4 +211,6 @@ def test_node_budget_fields_are_validated(scratch_inventory, budget, field, mess
 
 
 def test_a_node_budget_is_the_inventorys():
-    assert inventory.load("local").node_budget == {}
+    assert inventory.load("local").node_budget == {"memory_gib": 5}
+    assert inventory.load("emu").node_budget == {"memory_gib": 4}
+    assert inventory.load("pfs").node_budget == {}

@@ -120,13 +120,15 @@ def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
     from spillway import inventory
     from spillway.notices import emulation_record
     local = inventory.load("local")
-    assert "node_budget" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    unbudgeted = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_node"})
+    assert "node_budget" not in emulation_record(unbudgeted, inventory.storage_profiles(), local.emulated_profiles())
+    assert emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())["node_budget"] == {"memory_gib": 5}
     budgeted = dataclasses.replace(local, variables={**local.variables, "spillway_node": {"memory_gib": 2.5, "cores": 1}})
     record = emulation_record(budgeted, inventory.storage_profiles(), budgeted.emulated_profiles())
     assert record["node_budget"] == {"memory_gib": 2.5, "cores": 1}
     (notice,) = [text for text in record["limitations"] if "spillway_node" in text]
     assert "within 2.5 GiB of memory, page cache included and 1 cores of CPU time" in notice
-    assert "not that node's memory bandwidth" in notice
+    assert "not that node's memory bandwidth" in notice and "page cache emptied" in notice
 
 
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
