@@ -166,6 +166,8 @@ def test_every_dashboard_panel_query_is_archived_without_error(servers, tmp_path
     found = panel_queries()
     assert [query_id for query_id, _expr, _unit in found] == [q.id for q in dashboards_queries.QUERIES]
     assert not any("$" in expr for _id, expr, _unit in found)  # every template variable rendered
+    # a rate needs two scrapes: on a loaded machine this test can come before the fresh Prometheus has them
+    servers.wait_for({query_id: expr for query_id, expr, _unit in found}["cpu_busy"])
     now = time.time()
     path, failed = monitoring_of(servers).archive(tmp_path, "all-panels", now - 20, now, found)
     assert failed == []
