@@ -164,3 +164,24 @@ def test_cold_empties_the_groups_page_cache_and_keeps_its_processes_memory(budge
     Path(params["list_file"]).write_text(f"{memory}/../{other.name}\n")
     with pytest.raises(RuntimeError, match="not this node's memory group"):
         budget_module.make_cold(params, False)
+
+
+def test_a_command_killed_by_the_budgets_oom_killer_is_named_as_such(budget, tmp_path):
+    budget_module, params = budget
+    budget_module.apply({**params, "memory_bytes": 64 << 20}, False)
+    script = tmp_path / "bin" / "spillway-in-budget"
+    script.write_bytes((ROLE / "files" / "spillway-in-budget").read_bytes())
+    script.chmod(0o755)
+    env = {**os.environ, "SPILLWAY_ROOT": ""}
+    # 256 MiB touched inside a 64 MiB budget (no swap here): the kernel's OOM killer ends it
+    greedy = subprocess.run([str(script), "--name-oom", "python3", "-c",
+                             "held = bytearray(256 << 20); held[::4096] = b'x' * len(held[::4096])"],
+                            capture_output=True, text=True, env=env, timeout=60)
+    assert greedy.returncode == 137, (greedy.returncode, greedy.stderr)
+    assert "the node budget's OOM killer ended 1 process(es) on this node" in greedy.stderr, greedy.stderr
+    assert "memory limit 64 MiB" in greedy.stderr and "raise spillway_node.memory_gib" in greedy.stderr
+    # a command that fails on its own is not blamed on the budget, one that succeeds says nothing
+    failing = subprocess.run([str(script), "--name-oom", "sh", "-c", "exit 3"], capture_output=True, text=True, env=env)
+    assert failing.returncode == 3 and failing.stderr == ""
+    fine = subprocess.run([str(script), "--name-oom", "true"], capture_output=True, text=True, env=env)
+    assert fine.returncode == 0 and fine.stderr == ""
