@@ -12,7 +12,7 @@ LAYERS = [
     ("base", ["safeio", "formatting", "rundir"]),
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
-    ("metrics", ["metrics", "stages", "devices", "comparison", "statistics", "gate"]),
+    ("metrics", ["metrics", "access_patterns", "stages", "devices", "comparison", "statistics", "gate"]),
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost", "models.sensitivity"]),
     ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
