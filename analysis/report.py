@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import devices, findings, metrics, safeio, statistics
+from . import access_patterns, devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
@@ -119,6 +119,22 @@ def _overview(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomo
         return {"rows": [], "error": _section_failed(run_dir, "the overview", error)}
 
 
+def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataFrame, backends: dict,
+                 run_id: str) -> dict:
+    """Darshan-style views per workload run from the block trace (analysis.access_patterns): the heat map of bytes
+    over time with the stages, the common access sizes, the sequential share; a failure must not cost the report."""
+    try:
+        requests = tables["block_requests"]
+        traced = requests["workload_id"].tolist() if "workload_id" in requests else []
+        workload_ids = list(dict.fromkeys([*tables["workloads"]["workload_id"].tolist(), *traced]))
+        sections = rows.io_pattern_sections(workload_ids, figures.heatmap_figures(requests, spans, backends, run_id),
+                                            access_patterns.common_access_sizes(requests),
+                                            access_patterns.sequential_share(requests), backends, tables["sources"])
+        return {"sections": sections, "error": ""}
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"sections": [], "error": _section_failed(run_dir, "the I/O pattern section", error)}
+
+
 def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
     """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
     error on this run (models.sensitivity); a failure must not cost the report."""
@@ -167,6 +183,7 @@ def build_context(run_dir: Path) -> dict:
     configs, configs_failed = _configurations(run_dir)
     return {
         "overview": _overview(run_dir, tables, configs),
+        "io_patterns": _io_patterns(run_dir, tables, spans, backends, run_id),
         "sensitivity": _sensitivity(run_dir, tables, configs),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,

@@ -11,14 +11,15 @@ import io
 from dataclasses import dataclass, field
 
 import matplotlib
+import matplotlib.colors
 
 matplotlib.use("Agg")  # no display on the hosts; must precede pyplot
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from .. import metrics  # noqa: E402
-from ..formatting import MB, size_label, utc  # noqa: E402
+from .. import access_patterns, metrics  # noqa: E402
+from ..formatting import MB, format_bytes, number, size_label, utc  # noqa: E402
 
 # fio patterns that mix reads and writes: their curves say which direction each line is
 MIXED_PATTERNS = ("rw", "randrw", "readwrite")
@@ -341,6 +342,67 @@ def throughput_figures_across(runs: list[RunView]) -> list[dict]:
         axes[-1][0].set_xlabel("time since the run's first sample or stage (s)")
         figures.append(_across_runs(fig, f"device throughput (iostat, 1 s) during {workload_id}",
                                     workload_id, [r for r, _ in rows]))
+    return figures
+
+
+# ---------------------------------------------------------------- bytes over time: heat map (Darshan)
+
+HEATMAP_OPS = ("read", "write")
+
+
+def heatmap_panel(ax, grid: pd.DataFrame, devices: list[tuple[str, str]], edges: np.ndarray, t0: float, norm,
+                  labels: dict[tuple[str, str], str], title: str):
+    """One direction's bytes per time bin (access_patterns.bytes_heatmap rows of one workload and op) as a heat
+    map: a row per (host, device) of `devices`, a column per bin of `edges` (epoch s), empty bins blank; returns
+    the mesh for the colour bar."""
+    width = edges[1] - edges[0]
+    cells = np.zeros((len(devices), len(edges) - 1))
+    row_of = {device: row for row, device in enumerate(devices)}
+    for cell in grid.itertuples():
+        cells[row_of[(cell.host, cell.device)], int(round((cell.bin_start_s - edges[0]) / width))] += cell.bytes
+    mesh = ax.pcolormesh(edges - t0, np.arange(len(devices) + 1), np.ma.masked_equal(cells, 0) / 2**20, norm=norm,
+                         cmap="viridis", rasterized=True)
+    ax.set_yticks(np.arange(len(devices)) + 0.5, [labels.get(d, f"{d[1]} on {d[0]}") for d in devices], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_title(title, fontsize=9)
+    return mesh
+
+
+def heatmap_figures(requests: pd.DataFrame, spans: pd.DataFrame, device_backends: dict[tuple[str, str], str],
+                    run_id: str) -> list[dict]:
+    """Per traced workload: bytes dispatched per time bin, host and device (Darshan's heat map), reads over writes
+    on one colour scale (MiB per bin, logarithmic), the Spark stage attempts and MapReduce phases of `spans`
+    (metrics.phase_spans) shaded with their start lines."""
+    grid = access_patterns.bytes_heatmap(requests)
+    figures = []
+    for workload_id, per_workload in grid.groupby("workload_id", sort=False):
+        marks = _workload_spans(spans, workload_id)
+        width = float(per_workload["bin_s"].iloc[0])
+        first, last = per_workload["bin_start_s"].min(), per_workload["bin_start_s"].max()
+        edges = first + width * np.arange(int(round((last - first) / width)) + 2)
+        t0 = min([first, *marks["start_s"].tolist()])
+        devices = sorted(set(zip(per_workload["host"], per_workload["device"])))
+        labels = {(h, d): f"{d}" + (f" ({device_backends[(h, d)]})" if (h, d) in device_backends else "") + f" on {h}"
+                  for h, d in devices}
+        positive = per_workload.loc[per_workload["bytes"] > 0, "bytes"] / 2**20
+        low, high = float(positive.min()), float(positive.max())
+        norm = matplotlib.colors.LogNorm(vmin=low if low < high else high / 10, vmax=high)
+        fig, axes = plt.subplots(2, 1, figsize=(11, 1.6 + 0.45 * len(devices) * 2), sharex=True, squeeze=False)
+        for ax, op in zip(axes[:, 0], HEATMAP_OPS):
+            mesh = heatmap_panel(ax, per_workload[per_workload["op"] == op], devices, edges, t0, norm, labels,
+                                 f"{op}s: bytes dispatched per {width:g} s bin")
+            span_marks(ax, marks, t0)
+            ax.set_xlim(0, max([edges[-1], *marks["end_s"].tolist()]) - t0)
+        axes[-1][0].set_xlabel(f"time since {utc(t0)} (s)")
+        fig.colorbar(mesh, ax=axes[:, 0].tolist(), label=f"MiB per {width:g} s bin (log scale)")
+        fig.suptitle(f"block I/O heat map during {workload_id} — run {run_id}")
+        stamp(fig, [run_id])
+        totals = per_workload.groupby("op")[["requests", "bytes"]].sum()
+        moved = ", ".join(f"{op}s: {number(totals.at[op, 'requests'], 'requests', 0)}, "
+                          f"{format_bytes(totals.at[op, 'bytes'])}" for op in HEATMAP_OPS if op in totals.index)
+        figures.append({"workload_id": workload_id, "png": png(fig), "bin": number(width, "s", 1),
+                        "caption": moved + "; " + (f"{len(marks)} stage/phase spans marked" if len(marks) else
+                                                   "no Spark stages or MapReduce phases recorded for this workload")})
     return figures
 
 

@@ -268,6 +268,81 @@ def shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
             for r in model.to_dict("records")]
 
 
+# ---------------------------------------------------------------- the I/O pattern section (Darshan-style views)
+
+def _device_name(row: dict, backends: dict) -> str:
+    backend = backends.get((row["host"], row["device"]))
+    return row["device"] + (f" ({backend})" if backend else "") + f" on {row['host']}"
+
+
+def access_size_rows(sizes: pd.DataFrame, backends: dict) -> list[dict]:
+    """access_patterns.common_access_sizes as rows: per device and direction its most common request sizes, each
+    with its count, share of the direction's requests and bytes, then the other sizes as one row."""
+    rows = []
+    for r in sizes.to_dict("records"):
+        exact = not pd.isna(r["size_bytes"])
+        rows.append({"device": _device_name(r, backends), "op": r["op"] + "s",
+                     "rank": str(int(r["rank"])) if exact else "rest",
+                     "size": f"{size_label(r['size_bytes'])} ({number(r['size_bytes'], 'B', 0)})" if exact
+                             else f"{number(r['sizes'], 'other sizes', 0)}",
+                     "requests": f"{number(r['requests'], '', 0)} of {number(r['device_requests'], '', 0)}",
+                     "share": number(r["share_pct"], "%", 1), "bytes": format_bytes(r["bytes"])})
+    return rows
+
+
+def _share_text(pct, count, decided) -> str:
+    if not decided:
+        return f"{MISSING} (no request had a predecessor)"
+    return f"{number(pct, '%', 1)} ({number(count, '', 0)} of {number(decided, '', 0)})"
+
+
+def sequential_rows(shares: pd.DataFrame, backends: dict) -> list[dict]:
+    """access_patterns.sequential_share as rows: per device, reads, writes and both, the share of requests that
+    start where the previous one of their direction ended, and the share that start at or after it."""
+    rows = []
+    for r in shares.to_dict("records"):
+        decided = int(r["sequential"] + r["random"])
+        rows.append({"device": _device_name(r, backends), "op": "reads and writes" if r["op"] == "all" else r["op"] + "s",
+                     "requests": number(r["requests"], "", 0), "first": number(r["first"], "", 0),
+                     "sequential": _share_text(r["sequential_pct"], r["sequential"], decided),
+                     "forward": _share_text(r["forward_pct"], r["forward"], decided)})
+    return rows
+
+
+def _no_trace(workload_id: str, sources: pd.DataFrame) -> str:
+    """Why a workload has no I/O pattern: no trace recorded, a trace that could not be used, or one without data."""
+    views = "there is no heat map, no access sizes and no sequential share"
+    traces = sources[(sources["source"] == "blocktrace") & (sources["workload_id"] == workload_id)] \
+        if not sources.empty else sources
+    if traces.empty:
+        return (f"No block trace was recorded for {workload_id} (no blocktrace collector output, so no rows of "
+                f"block_requests): {views}. Its device throughput over time (iostat), where recorded, is in "
+                "\"Device throughput over time with stages\".")
+    failed = traces[traces["status"] != "ok"]
+    if not failed.empty:
+        return (f"The block trace of {workload_id} could not be used ("
+                + "; ".join(f"{t.host}: {t.status}" + (f" — {t.message}" if isinstance(t.message, str) and t.message
+                                                         else "") for t in failed.itertuples())
+                + f"): {views}.")
+    return f"The block trace of {workload_id} holds no read or write that moved data: {views}."
+
+
+def io_pattern_sections(workload_ids: list[str], heatmaps: list[dict], sizes: pd.DataFrame, shares: pd.DataFrame,
+                        backends: dict, sources: pd.DataFrame) -> list[dict]:
+    """The report's "I/O pattern" section, one entry per workload run: its heat map (figures.heatmap_figures), its
+    common access sizes and sequential shares as rows, or, without a usable block trace, what is missing."""
+    figures_by_workload = {f["workload_id"]: f for f in heatmaps}
+    sections = []
+    for workload_id in workload_ids:
+        heatmap = figures_by_workload.get(workload_id)
+        mine = [(t[t["workload_id"] == workload_id] if not t.empty else t) for t in (sizes, shares)]
+        sections.append({"workload_id": workload_id, "heatmap": heatmap,
+                         "size_rows": access_size_rows(mine[0], backends),
+                         "sequential_rows": sequential_rows(mine[1], backends),
+                         "missing": "" if heatmap else _no_trace(workload_id, sources)})
+    return sections
+
+
 def fio_rows(fio: pd.DataFrame) -> list[dict]:
     curves = metrics.fio_curves(fio)
     return [{"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,

@@ -1,0 +1,111 @@
+"""The report's "I/O pattern" section (Darshan-style views per workload run): the heat map of bytes over time with
+the stages (figures.heatmap_figures), the common access sizes and sequential shares as rows (rows.py), and the
+section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the assembled run of conftest:
+fio-sweep traced, spark-tiny not)."""
+from __future__ import annotations
+
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from analysis import access_patterns, metrics
+from analysis.presentation import figures, rows
+from analysis.report import write_report
+from analysis.tables import read_table, read_tables
+from conftest import TOOLS
+
+MATRIX = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "terasort-matrix"
+BACKENDS = {("localhost", "loop1"): "hdd", ("localhost", "loop3"): "ssd"}
+WORKLOAD = "terasort-hdfs_hdd-local_ssd"
+
+
+def matrix(name: str):
+    path = MATRIX / "tables" / f"{name}.parquet"
+    if not path.exists():
+        pytest.fail(f"missing recorded fixture {path}", pytrace=False)
+    return read_table(path)
+
+
+@pytest.fixture
+def drawn(monkeypatch):
+    monkeypatch.setattr(figures, "png", lambda fig: fig)
+    yield
+    plt.close("all")
+
+
+def test_the_heat_map_draws_every_byte_per_device_with_the_stage_spans(drawn):
+    requests = matrix("block_requests")
+    spans = metrics.phase_spans(matrix("stages"), matrix("mr_jobs"))
+    drawn_figures = {f["workload_id"]: f for f in figures.heatmap_figures(requests, spans, BACKENDS, "run-m")}
+    assert set(drawn_figures) == set(requests["workload_id"])
+    fig = drawn_figures[WORKLOAD]["png"]
+    read_ax, write_ax = fig.axes[:2]
+    data = metrics.data_requests(requests)
+    data = data[data["workload_id"] == WORKLOAD]
+    marks = spans[spans["workload_id"] == WORKLOAD]
+    for ax, op in ((read_ax, "read"), (write_ax, "write")):
+        assert [t.get_text() for t in ax.get_yticklabels()] == ["loop1 (hdd) on localhost", "loop3 (ssd) on localhost"]
+        mesh = ax.collections[0]
+        assert mesh.get_array().sum() * 2**20 == pytest.approx(data.loc[data["op"] == op, "bytes"].sum())
+        assert len(ax.patches) == len(marks) > 0                 # one shaded span per stage attempt / MR phase
+    assert "MiB per 0.5 s bin" in fig.axes[-1].get_ylabel()        # the colour bar, its unit and bin
+    assert drawn_figures[WORKLOAD]["bin"] == "0.5 s"
+
+
+def test_the_rows_carry_units_and_add_up_to_the_direction_totals():
+    requests = matrix("block_requests")
+    sizes = access_patterns.common_access_sizes(requests)
+    shares = access_patterns.sequential_share(requests)
+    sections = rows.io_pattern_sections([WORKLOAD, "not-traced"], [{"workload_id": WORKLOAD, "png": ""}], sizes,
+                                        shares, BACKENDS, matrix("sources"))
+    traced, missing = sections
+    data = metrics.data_requests(requests)
+    data = data[(data["workload_id"] == WORKLOAD) & (data["device"] == "loop1") & (data["op"] == "read")]
+    reads = [r for r in traced["size_rows"] if r["device"] == "loop1 (hdd) on localhost" and r["op"] == "reads"]
+    assert [r["rank"] for r in reads] == ["1", "2", "3", "4", "rest"]
+    assert all(r["requests"].endswith(f"of {len(data):,}") for r in reads)
+    assert sum(int(r["requests"].split(" of ")[0].replace(",", "")) for r in reads) == len(data)
+    top = data["bytes"].value_counts()
+    assert reads[0]["size"] == f"8 KiB (8,192 B)" and top.idxmax() == 8192
+    assert re.fullmatch(r"[\d,]+ other sizes", reads[-1]["size"])
+    assert all(re.fullmatch(r"[\d.]+ %", r["share"]) and re.fullmatch(r"[\d.]+ (B|KiB|MiB|GiB)", r["bytes"])
+               for r in traced["size_rows"])
+    sequential = {(r["device"], r["op"]): r for r in traced["sequential_rows"]}
+    lone = sequential[("loop3 (ssd) on localhost", "reads")]     # a single read: nothing to compare it with
+    assert lone["sequential"] == "- (no request had a predecessor)" and lone["first"] == "1"
+    assert re.fullmatch(r"[\d.]+ % \([\d,]+ of [\d,]+\)", sequential[("loop1 (hdd) on localhost", "reads")]["sequential"])
+    assert traced["missing"] == "" and missing["size_rows"] == [] and missing["heatmap"] is None
+    assert missing["missing"].startswith("No block trace was recorded for not-traced")
+
+
+def _section(html: str) -> str:
+    return html[html.index('id="io-pattern"'):html.index('id="emulation"')]
+
+
+def test_the_report_shows_the_three_views_of_a_traced_workload_and_what_misses_for_the_others(run_dir):
+    # spark-tiny's trace is a file that is no block trace (iostat's JSON): the tables record it as an error
+    target = run_dir / "raw" / "vm" / "blocktrace" / "spark-tiny"
+    target.mkdir(parents=True)
+    shutil.copy(TOOLS / "iostat" / "iostat-killed.json", target / "blocktrace.tsv")
+    section = _section(write_report(run_dir).read_text())
+    tables = read_tables(run_dir)
+    traced = section[section.index('id="io-pattern-fio-sweep"'):section.index('id="io-pattern-spark-tiny"')]
+    assert re.search(r'<img alt="I/O heat map during fio-sweep, run [^"]+" src="data:image/png;base64,[A-Za-z0-9+/=]{100,}',
+                     traced)
+    data = metrics.data_requests(tables["block_requests"])
+    for op in ("read", "write"):
+        count = int((data["op"] == op).sum())
+        assert f"{op}s: {count:,} requests" in traced                         # the heat map's caption
+        assert re.search(rf"<td>{op}s</td><td>1</td><td class=\"num\">[\d.]+ (B|KiB|MiB) \([\d,]+ B\)</td>\s*"
+                         rf"<td class=\"num\">[\d,]+ of {count:,}</td>", traced)  # the most common size of each
+        assert re.search(rf"<td>{op}s</td><td class=\"num\">{count:,}</td>\s*<td class=\"num\">1</td>"
+                         r"<td class=\"num\">[\d.]+ % \([\d,]+ of [\d,]+\)</td>", traced)
+    untraced = unescape(section[section.index('id="io-pattern-spark-tiny"'):])
+    assert "The block trace of spark-tiny could not be used (vm: error" in untraced
+    assert "no heat map, no access sizes and no sequential share" in untraced
+    assert "<img" not in untraced.split("<p class=\"muted\">Run ")[0]
