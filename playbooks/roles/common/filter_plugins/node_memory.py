@@ -87,9 +87,13 @@ def spillway_node_memory(spillway_node, hadoop_daemons, group_names, settings):
             "executor_container_mb": container_mb(executor, allocation), "floor_mb": 0}
     if budget_mb:
         need = am_container + container_mb(min_executor, allocation) if "workers" in group_names else 0
+        def holds(budget):
+            heaps_there = _heaps(budget, daemons, share, min_heap)
+            return (_offer(budget, heaps_there, nodemanager_mb, driver_in(budget)) >= need
+                    and sum(heaps_there.values()) + driver_in(budget) <= budget)
+
         floor = BUDGET_STEP_MB
-        while _offer(floor, _heaps(floor, daemons, share, min_heap), nodemanager_mb, driver_in(floor)) < need \
-                or sum(_heaps(floor, daemons, share, min_heap).values()) + driver_in(floor) > floor:
+        while not holds(floor):
             floor += BUDGET_STEP_MB
         plan["floor_mb"] = floor
         # what this budget must hold, by what needs it (preflight names each when the budget is too small)
