@@ -94,6 +94,11 @@ class Inventory:
         return argv + [given.get("ansible_host", host)]
 
     @property
+    def jvm_jit(self):
+        """spillway_jvm.jit: how the workloads' JVMs compile, tiered (the JVM's default) or c1."""
+        return (self.variables.get("spillway_jvm") or {}).get("jit", "tiered")
+
+    @property
     def emulation(self):
         """How the hosts are emulated on this machine (spillway_emulation, docs/emulated-cluster.md); None for
         real hosts."""

@@ -20,6 +20,13 @@ def emulation_record(inventory, profiles, used):
             "its data, not that node's memory bandwidth, NUMA layout or core count: the threads run on every CPU "
             "of the host, a quota caps their total time. The harness, monitoring and collectors ran outside the "
             "budget.")
+    if inventory.jvm_jit == "c1":
+        record["jvm_jit"] = "c1"
+        record["limitations"].append(
+            "The workloads' JVMs (Spark driver, AM and executors; MapReduce AM and tasks; hadoop jar) compiled with "
+            "the client compiler alone (spillway_jvm.jit: c1, docs/cluster.md \"The workloads' JVMs\"): at this "
+            "scale the optimising compiler's own work costs more CPU than its code saves, so the runs' CPU time is "
+            "smaller than with the JVM's default; a long run's CPU-bound phases would run faster with it.")
     hosts = inventory.emulation
     if hosts:
         # analysis reads the niceness: the cluster's own processes then count as niced CPU time

@@ -131,6 +131,24 @@ def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
     assert "not that node's memory bandwidth" in notice and "page cache emptied" in notice
 
 
+def test_the_client_compiler_for_the_workloads_jvms_is_recorded_and_said():
+    import dataclasses
+
+    from spillway import inventory
+    from spillway.notices import emulation_record
+    local = inventory.load("local")
+    assert local.jvm_jit == "c1"
+    record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    assert record["jvm_jit"] == "c1"
+    (notice,) = [text for text in record["limitations"] if "spillway_jvm" in text]
+    assert "client compiler alone" in notice and "long run's CPU-bound phases" in notice
+    tiered = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_jvm"})
+    assert tiered.jvm_jit == "tiered"
+    record = emulation_record(tiered, inventory.storage_profiles(), local.emulated_profiles())
+    assert "jvm_jit" not in record and not any("spillway_jvm" in text for text in record["limitations"])
+    assert inventory.load("hdd").jvm_jit == "tiered"
+
+
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     from spillway import inventory
     from spillway.notices import emulation_record
