@@ -43,6 +43,34 @@ def _provision_as_a_bench(cluster, log_dir):
     return result
 
 
+# What an operator does after a daemon died: start what is not running (role hadoop, tasks start: a running daemon is
+# left alone), then wait until the cluster serves (role hadoop, tasks ready).
+START_WHAT_STOPPED = """
+- name: Start the Hadoop daemons that are not running, then wait until the cluster serves
+  hosts: all
+  gather_facts: false
+  roles:
+    - common
+  tasks:
+    - name: Start
+      ansible.builtin.include_role: {name: hadoop, tasks_from: start}
+    - name: Wait until the cluster serves
+      ansible.builtin.include_role: {name: hadoop, tasks_from: ready}
+"""
+
+
+@pytest.fixture(scope="session")
+def start_what_stopped():
+    """start_what_stopped(cluster, log_dir): the Hadoop daemons a fault killed started again, as an operator would,
+    so that the cluster serves as it was provisioned and the next bench's check skips the provisioning (a full one
+    costs the tests that follow minutes). Returns the playbook's result."""
+    def start(cluster, log_dir):
+        play = Path(log_dir) / "start-what-stopped.yml"
+        play.write_text(START_WHAT_STOPPED)
+        return run_playbook(cluster, play, {}, Path(log_dir) / "start-what-stopped.log")
+    return start
+
+
 class BenchProcess:
     """A `python -m spillway bench` running in the background, observed through its manifest."""
 

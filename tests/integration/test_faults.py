@@ -7,7 +7,6 @@ import time
 import pytest
 
 from spillway import REPO
-from spillway.ansible import run_playbook
 
 pytestmark = pytest.mark.integration
 # A short sweep (4 points of 1 s on each backend): the stops below come 5 s into it, and the resumed run measures
@@ -80,23 +79,8 @@ def test_sigterm_to_the_bench_alone_stops_it_as_ctrl_c_does(bench_process):
     assert subprocess.run(["pgrep", "-ax", "fio"], capture_output=True, text=True).stdout == ""
 
 
-# What an operator does after a daemon died: start what is not running (role hadoop, tasks start: a running daemon is
-# left alone), then wait until the cluster serves (role hadoop, tasks ready).
-START_WHAT_STOPPED = """
-- name: Start the Hadoop daemons that are not running, then wait until the cluster serves
-  hosts: all
-  gather_facts: false
-  roles:
-    - common
-  tasks:
-    - name: Start
-      ansible.builtin.include_role: {name: hadoop, tasks_from: start}
-    - name: Wait until the cluster serves
-      ansible.builtin.include_role: {name: hadoop, tasks_from: ready}
-"""
-
-
-def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_process, provision_as_a_bench, tmp_path):
+def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_process, provision_as_a_bench,
+                                                                    start_what_stopped, tmp_path):
     bench = bench_process("--workloads", "terasort")
     bench.wait_for_step("terasort-mapreduce", ": run")
     time.sleep(3)
@@ -119,7 +103,6 @@ def test_namenode_killed_mid_run_marks_the_step_failed_and_keeps_data(bench_proc
 
     # The NameNode started again as an operator would: the cluster serves as it was provisioned, so the next bench's
     # check passes and skips the provisioning (a full one costs the tests that follow minutes).
-    (tmp_path / "start.yml").write_text(START_WHAT_STOPPED)
-    started = run_playbook("local", tmp_path / "start.yml", {}, tmp_path / "start.log")
+    started = start_what_stopped("local", tmp_path)
     assert started.ok, started.failures
     assert provision_as_a_bench("local", tmp_path).skipped, (tmp_path / "provision-check.log").read_text()[-3000:]

@@ -21,6 +21,10 @@ SPARK_JAVA17_OPTIONS = [
     )
 ] + ["--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"]
 
+# Job-code tests run for seconds: the client compiler alone, as the emulated inventories' workloads do
+# (spillway_jvm.jit: c1, docs/cluster.md "The workloads' JVMs"), at about 60 % of the CPU.
+TEST_JVM_OPTIONS = ["-XX:TieredStopAtLevel=1"]
+
 
 def spark_jars_present(*prefixes: str) -> bool:
     return all(list((SPARK_HOME / "jars").glob(f"{prefix}_*.jar")) for prefix in prefixes)
@@ -40,7 +44,7 @@ def submit(work: Path, jar: Path, *args, conf=(), classpath=(), timeout=600):
     for item in conf:
         options += ["--conf", item]
     return subprocess.run(
-        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", ":".join([f"{SPARK_HOME}/jars/*", *map(str, classpath)]),
+        ["java", "-Xmx1g", *TEST_JVM_OPTIONS, *SPARK_JAVA17_OPTIONS, "-cp", ":".join([f"{SPARK_HOME}/jars/*", *map(str, classpath)]),
          "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]", *options, str(jar), *map(str, args)],
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"}, capture_output=True, text=True, timeout=timeout)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_local import REPO, SPARK_HOME, SPARK_JAVA17_OPTIONS, spark_jars_present
+from spark_local import REPO, SPARK_HOME, SPARK_JAVA17_OPTIONS, TEST_JVM_OPTIONS, spark_jars_present
 
 WORKLOAD = REPO / "workloads" / "gatk4"
 GATK_HOME = Path(os.environ.get("GATK_HOME", SPARK_HOME.parent / "gatk-4.6.2.0"))
@@ -43,7 +43,7 @@ def generate(out: Path, seed: int) -> dict:
 
 def gatk(work: Path, tool: str, *args):
     result = run(
-        ["java", "-Xmx1g", *SPARK_JAVA17_OPTIONS, "-cp", f"{SPARK_HOME}/jars/*:{GATK_CLASSPATH_JAR}",
+        ["java", "-Xmx1g", *TEST_JVM_OPTIONS, *SPARK_JAVA17_OPTIONS, "-cp", f"{SPARK_HOME}/jars/*:{GATK_CLASSPATH_JAR}",
          "org.broadinstitute.hellbender.Main", tool, *args, "--spark-master", "local[2]",
          "--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false",
          "--tmp-dir", str(work)],

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_local import HADOOP_HOME, SPARK_HOME, build_job, spark_jars_present, submit, summary
+from spark_local import HADOOP_HOME, SPARK_HOME, TEST_JVM_OPTIONS, build_job, spark_jars_present, submit, summary
 
 EXAMPLES_JAR = HADOOP_HOME / "lib" / "hadoop-mapreduce-examples-3.4.2.jar"
 
@@ -32,7 +32,7 @@ def run(command, **kwargs):
 def hadoop_example(work: Path, *args):
     """Runs an examples-jar program (teragen, teravalidate) with the local job runner."""
     result = run([
-        "java", "-cp", f"{HADOOP_HOME}/lib/*", "org.apache.hadoop.util.RunJar", str(EXAMPLES_JAR), args[0],
+        "java", *TEST_JVM_OPTIONS, "-cp", f"{HADOOP_HOME}/lib/*", "org.apache.hadoop.util.RunJar", str(EXAMPLES_JAR), args[0],
         "-Dmapreduce.framework.name=local", f"-Dhadoop.tmp.dir={work}/hadoop-tmp", *args[1:],
     ])
     assert result.returncode == 0, f"{args[0]} failed:\n{result.stderr[-3000:]}"
