@@ -80,10 +80,17 @@ def used_noise(table: pd.DataFrame) -> statistics.Noise | None:
     return statistics.Noise(float(table["noise_pct"].iloc[0]), str(table["noise_source"].iloc[0]))
 
 
+def _failed(runs: list[Run], what: str, error: Exception) -> str:
+    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
+    warnings.warn(f"comparison of {', '.join(r.run_id for r in runs)}: {note}", ReportSectionFailed, stacklevel=3)
+    return note
+
+
 def sensitivity_section(runs: list[Run]) -> dict:
     """Each workload's run step on every placement of the compared runs' backends, measured in any of them or
-    predicted by the model fitted on all of them, with its error on these runs (models.sensitivity). Workload runs
-    are matched as the rest of the page matches them (comparison.key_by_effective_parameters); a failure is shown."""
+    predicted by the model fitted on all of them, with its error on these runs (models.sensitivity), as the page's
+    rows and as findings.json's objects. Workload runs are matched as the rest of the page matches them
+    (comparison.key_by_effective_parameters); a failure is shown."""
     try:
         configs = [c for r in runs for c in iomodel.configurations(r.run_dir)]
         keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
@@ -91,11 +98,24 @@ def sensitivity_section(runs: list[Run]) -> dict:
             config.sweep = keys.get((config.run_id, config.workload_id), config.sweep)
         profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
         table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([r.run_dir for r in runs]))
-        return {**rows.sensitivity_context(table), "error": ""}
+        return {**rows.sensitivity_context(table), "error": "",
+                "json": findings.section(findings.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = f"the storage sensitivity could not be evaluated: {type(error).__name__}: {error}"
-        warnings.warn(f"comparison of {', '.join(r.run_id for r in runs)}: {note}", ReportSectionFailed, stacklevel=2)
-        return {"placements": [], "rows": [], "error": note}
+        note = _failed(runs, "the storage sensitivity", error)
+        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
+
+
+def overview_json(runs: list[Run]) -> dict:
+    """findings.json's overview of a comparison: each run's measured workload runs as its own report's overview
+    gives them (findings.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure is
+    said there."""
+    try:
+        records = [record for r in runs for record in findings.overview_records(
+            r.run_id, *findings.overview_frames(r.tables, iomodel.configurations(r.run_dir),
+                                                iomodel.bandwidths_for([r.run_dir])))]
+        return findings.section(records)
+    except Exception as error:  # noqa: BLE001 - said in findings.json instead
+        return findings.section(error=_failed(runs, "the overview", error))
 
 
 def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
@@ -124,13 +144,15 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         tables["compare_gate"] = gate.verdicts(workloads, stages, max_slowdown_pct)
     views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     run_ids = [r.run_id for r in runs]
+    storage_sensitivity = sensitivity_section(runs)
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
         "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
         "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
-        "sensitivity": sensitivity_section(runs),
-        "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise),
+        "sensitivity": storage_sensitivity,
+        "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
+                                          overview_json(runs), storage_sensitivity["json"]),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}

@@ -12,7 +12,7 @@ from . import access_patterns, devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
-from .models import bottleneck, iomodel, sensitivity
+from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from .rundir import FINDINGS, FINDINGS_TABLE, REPORT, TABLES
 from .tables import read_tables
@@ -107,16 +107,17 @@ def _model_section(run_dir: Path, configs: list[iomodel.Configuration], failed: 
         return {"tables": [], "note": _section_failed(run_dir, "the model", error)}
 
 
-def _overview(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
+def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
     """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
-    reads (metrics.workload_overview, models.bottleneck.time_shares); a failure must not cost the report."""
+    reads (findings.overview_frames), as the page's rows and as findings.json's objects; a failure must not cost
+    the report."""
     try:
-        overview, per_backend = metrics.workload_overview(tables)
-        shares = bottleneck.time_shares(configs, iomodel.bandwidths_for([Path(run_dir)])) if configs \
-            else pd.DataFrame(columns=["workload_id"])
-        return {"rows": rows.overview_rows(overview, per_backend, shares), "error": ""}
+        frames = findings.overview_frames(tables, configs, iomodel.bandwidths_for([Path(run_dir)]))
+        return {"rows": rows.overview_rows(*frames), "error": "",
+                "json": findings.section(findings.overview_records(run_id, *frames))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        return {"rows": [], "error": _section_failed(run_dir, "the overview", error)}
+        note = _section_failed(run_dir, "the overview", error)
+        return {"rows": [], "error": note, "json": findings.section(error=note)}
 
 
 def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataFrame, backends: dict,
@@ -141,9 +142,11 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[i
     try:
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
         table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([Path(run_dir)]))
-        return {**rows.sensitivity_context(table), "error": ""}
+        return {**rows.sensitivity_context(table), "error": "",
+                "json": findings.section(findings.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        return {"placements": [], "rows": [], "error": _section_failed(run_dir, "the storage sensitivity", error)}
+        note = _section_failed(run_dir, "the storage sensitivity", error)
+        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
@@ -182,7 +185,7 @@ def build_context(run_dir: Path) -> dict:
     section, statuses, found = _findings(run_id, tables, noise)
     configs, configs_failed = _configurations(run_dir)
     return {
-        "overview": _overview(run_dir, tables, configs),
+        "overview": _overview(run_dir, run_id, tables, configs),
         "io_patterns": _io_patterns(run_dir, tables, spans, backends, run_id),
         "sensitivity": _sensitivity(run_dir, tables, configs),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
@@ -231,9 +234,11 @@ def write_report(run_dir: Path) -> Path:
 
 
 def write_findings(run_dir: Path, context: dict) -> tuple[Path, Path]:
-    """findings.json and tables/findings.parquet of the run (the rules' statuses and findings, docs/findings.md)."""
+    """findings.json and tables/findings.parquet of the run (the rules' statuses and findings; findings.json also the
+    page's overview and storage sensitivity, docs/findings.md)."""
     table_path = safeio.directory(run_dir / TABLES) / FINDINGS_TABLE
     with safeio.replacing(table_path) as handle:
         context["findings_table"].to_parquet(handle, index=False)
-    text = findings.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"])
+    text = findings.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"],
+                            context["overview"]["json"], context["sensitivity"]["json"])
     return safeio.write_text(run_dir / FINDINGS, text), table_path
