@@ -20,6 +20,23 @@ def recorded(pattern: str, who: str = "the collectors helper") -> Path:
     return matches[0]
 
 
+def copy_recorded_run(name: str, folder: Path) -> Path:
+    """A copy under `folder` of the recorded run tests/fixtures/runs/<name>; tables newer than the recording are
+    written empty, as the analysis writes a source-less table. A missing recording fails, naming it."""
+    import pandas as pd
+    from analysis.tables import TABLE_NAMES
+
+    source = FIXTURES / "runs" / name
+    if not (source / "manifest.json").exists():
+        pytest.fail(f"missing recorded fixture {source}", pytrace=False)
+    run = folder / name
+    shutil.copytree(source, run)
+    for table in TABLE_NAMES:
+        if not (run / "tables" / f"{table}.parquet").exists():
+            pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{table}.parquet")
+    return run
+
+
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """A run directory assembled from the recorded fixtures (what the runner's fetch would lay out)."""

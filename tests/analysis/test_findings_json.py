@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import shutil
 from html import unescape
 from pathlib import Path
 
@@ -20,21 +19,11 @@ from analysis import findings, metrics
 from analysis.compare import write_comparison
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
+from conftest import copy_recorded_run
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
 HDD_HDD, HDD_SSD = "terasort-hdfs_hdd-local_hdd", "terasort-hdfs_hdd-local_ssd"
 SSD_HDD, SSD_SSD = "terasort-hdfs_ssd-local_hdd", "terasort-hdfs_ssd-local_ssd"
-
-
-def _copy(name: str, folder: Path) -> Path:
-    if not (RUNS / name / "manifest.json").exists():
-        pytest.fail(f"missing recorded fixture {RUNS / name}", pytrace=False)
-    run = folder / name
-    shutil.copytree(RUNS / name, run)
-    for table in TABLE_NAMES:   # tables newer than the recording: empty, as the analysis writes a source-less table
-        if not (run / "tables" / f"{table}.parquet").exists():
-            pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{table}.parquet")
-    return run
 
 
 def _text(html: str, start: str, end: str) -> str:
@@ -50,7 +39,7 @@ def _recorded(run: Path, name: str) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> tuple[Path, str, dict]:
     """The matrix's report, written once: (run directory, page, findings.json)."""
-    run = _copy("terasort-matrix", tmp_path_factory.mktemp("findings-json"))
+    run = copy_recorded_run("terasort-matrix", tmp_path_factory.mktemp("findings-json"))
     html = write_report(run).read_text()
     return run, html, json.loads((run / "findings.json").read_text())
 
@@ -168,11 +157,11 @@ def test_the_reports_sensitivity_carries_every_placement_and_the_models_error(re
 def test_the_comparisons_findings_json_carries_each_runs_overview_and_the_shared_sensitivity(tmp_path):
     """The matrix with its hdd-only placement left out of its manifest, against terasort-hdd (the same workload and
     parameters on a cluster whose one backend is an hdd): every placement measured by one of the two runs."""
-    three = _copy("terasort-matrix", tmp_path)
+    three = copy_recorded_run("terasort-matrix", tmp_path)
     manifest = json.loads((three / "manifest.json").read_text())
     manifest["workloads"] = [w for w in manifest["workloads"] if w["id"] != HDD_HDD]
     (three / "manifest.json").write_text(json.dumps(manifest))
-    hdd = _copy("terasort-hdd", tmp_path)
+    hdd = copy_recorded_run("terasort-hdd", tmp_path)
     html = write_comparison([str(three), str(hdd)], tmp_path / "cmp").read_text()
     document = json.loads((tmp_path / "cmp" / "findings.json").read_text())
     hdd_manifest = json.loads((hdd / "manifest.json").read_text())

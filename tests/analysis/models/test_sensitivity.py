@@ -18,26 +18,14 @@ import pytest
 from analysis.compare import write_comparison
 from analysis.models import bottleneck, iomodel, sensitivity
 from analysis.report import write_report
-from analysis.tables import TABLE_NAMES
+from conftest import copy_recorded_run
 
-RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 PROFILES = ["hdd", "ssd"]
-
-
-def _copy(name: str, folder: Path) -> Path:
-    if not (RUNS / name / "manifest.json").exists():
-        pytest.fail(f"missing recorded fixture {RUNS / name}", pytrace=False)
-    run = folder / name
-    shutil.copytree(RUNS / name, run)
-    for table in TABLE_NAMES:   # tables newer than the recording: empty, as the analysis writes a source-less table
-        if not (run / "tables" / f"{table}.parquet").exists():
-            pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{table}.parquet")
-    return run
 
 
 @pytest.fixture(scope="module")
 def matrix(tmp_path_factory) -> Path:
-    return _copy("terasort-matrix", tmp_path_factory.mktemp("sensitivity"))
+    return copy_recorded_run("terasort-matrix", tmp_path_factory.mktemp("sensitivity"))
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +93,7 @@ def test_a_placement_not_measured_is_predicted_from_those_that_were(matrix_confi
 
 def test_a_workload_measured_on_one_placement_takes_the_error_of_those_measured_on_several(matrix_configs, tmp_path):
     configs, bandwidths = matrix_configs
-    kmeans = iomodel.configurations(_copy("kmeans-cores", tmp_path))
+    kmeans = iomodel.configurations(copy_recorded_run("kmeans-cores", tmp_path))
     table = sensitivity.storage_sensitivity(configs + kmeans, PROFILES, bandwidths)
     mine = table[table["workload"] == "kmeans"]
     assert sorted(mine["cores"].unique()) == [1, 2]                      # one group per P
@@ -133,7 +121,7 @@ def test_the_report_and_the_comparison_show_it(matrix, tmp_path):
     manifest = json.loads((three / "manifest.json").read_text())
     manifest["workloads"] = [w for w in manifest["workloads"] if w["id"] != "terasort-hdfs_hdd-local_hdd"]
     (three / "manifest.json").write_text(json.dumps(manifest))
-    hdd = _copy("terasort-hdd", tmp_path)
+    hdd = copy_recorded_run("terasort-hdd", tmp_path)
     page = write_comparison([str(three), str(hdd)], tmp_path / "cmp").read_text()
     assert page.index('id="findings"') < page.index('id="sensitivity"')
     section = page[page.index('id="sensitivity"'):page.index('id="differences"')]
