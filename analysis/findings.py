@@ -554,8 +554,9 @@ def overview_records(run_id: str, overview: pd.DataFrame, per_backend: pd.DataFr
 
 
 def sensitivity_records(table: pd.DataFrame) -> list[dict]:
-    """One object per workload group of models.sensitivity.storage_sensitivity (workload, sweep, P, N): the model's
-    error on these runs, and every placement's run step, measured or predicted, with its units."""
+    """One object per workload group of models.sensitivity.storage_sensitivity (workload, sweep, P, N): the model that
+    predicted (`model`: sensitivity.FIT or FIO), its error on these runs, and every placement's run step, measured or
+    predicted (with the model and, for the fio model, its inputs), with its units."""
     records = []
     if table.empty:
         return records
@@ -563,12 +564,15 @@ def sensitivity_records(table: pd.DataFrame) -> list[dict]:
         first = group.iloc[0]
         records.append({
             "workload": workload, "sweep": sweep or "", "cores_per_node": int(cores), "nodes": int(nodes),
+            "model": first["model"],
             "model_error": {"median_abs_pct": _number(first["error_median_pct"]),
                             "worst_abs_pct": _number(first["error_worst_pct"]), "basis": first["error_basis"]},
             "placements": [{"hdfs": r["hdfs"], "local": r["local"], "how": r["how"], "run_seconds": _number(r["run_s"]),
                             "min_seconds": _number(r["min_s"]), "max_seconds": _number(r["max_s"]),
                             "run_count": int(r["runs"]), "predicted_seconds": _number(r["predicted_s"]),
-                            "error_pct": _number(r["error_pct"])}
+                            "error_pct": _number(r["error_pct"]),
+                            "model": r["model"] if pd.notna(r["predicted_s"]) else None,
+                            "inputs": r["inputs"] or None}
                            for r in group.to_dict("records")]})
     return records
 

@@ -43,6 +43,21 @@ def what_if(ideal: dict[str, float], measured_s: float, resource: str, factor: f
     return measured_s * new / old if old > 0 else measured_s
 
 
+def ideal_times(config: Configuration, stage: pd.Series, model: StageModel, hdfs: str, local: str,
+                bandwidths: Bandwidths, network_bytes_per_s: float = DEFAULT_NETWORK_BYTES_PER_S
+                ) -> tuple[dict[str, float], str, list[dict]]:
+    """A measured stage's ideal CPU, disk and network seconds with HDFS on `hdfs` and the local dirs on `local`
+    (the configuration's own placement, or another: the same bytes at the other backends' throughput), the
+    busiest disk's backend, and io_terms' paths (D, request size, BW and its source per path)."""
+    paths = io_terms(model, hdfs, local, config.nodes, bandwidths)["paths"]
+    disk_s, disk_backend = _disk_s(paths)
+    ideal = {"cpu": ideal_cpu_s(stage["executor_cpu_time_s"] or 0.0, config.nodes, config.cores),
+             # reads and writes of all devices: a disk serves one request stream, devices run in parallel
+             "disk": disk_s,
+             "network": ideal_io_s((stage["shuffle_remote_bytes_read"] or 0.0) / config.nodes, network_bytes_per_s)}
+    return ideal, disk_backend, paths
+
+
 def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidths: Bandwidths,
                       network_bytes_per_s: float = DEFAULT_NETWORK_BYTES_PER_S, faster: float = 2.0) -> pd.DataFrame:
     """One row per stage of a measured configuration: ideal CPU, disk and network seconds, the bottleneck,
@@ -53,12 +68,8 @@ def stage_bottlenecks(config: Configuration, models: list[StageModel], bandwidth
         model = by_identity.get(tuple(stage[STAGE_IDENTITY]))
         if model is None:
             continue
-        terms = io_terms(model, config.hdfs, config.local, config.nodes, bandwidths)
-        disk_s, disk_backend = _disk_s(terms["paths"])
-        ideal = {"cpu": ideal_cpu_s(stage["executor_cpu_time_s"] or 0.0, config.nodes, config.cores),
-                 # reads and writes of all devices: a disk serves one request stream, devices run in parallel
-                 "disk": disk_s,
-                 "network": ideal_io_s((stage["shuffle_remote_bytes_read"] or 0.0) / config.nodes, network_bytes_per_s)}
+        ideal, disk_backend, _paths = ideal_times(config, stage, model, config.hdfs, config.local, bandwidths,
+                                                  network_bytes_per_s)
         measured = float(stage["duration_s"])
         bottleneck = max(ideal, key=ideal.get)
         row = {"workload": config.workload, "sweep": config.sweep, **{k: stage[k] for k in STAGE_IDENTITY},

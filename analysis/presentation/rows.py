@@ -6,6 +6,7 @@ import pandas as pd
 
 from .. import metrics, statistics
 from ..formatting import MISSING, format_bytes, number, rate, size_label, spread
+from ..models.sensitivity import MODEL_NAMES
 
 
 # ---------------------------------------------------------------- rows of the single-run report
@@ -135,7 +136,8 @@ def sensitivity_context(table: pd.DataFrame) -> dict:
                  if not pd.isna(first["error_median_pct"]) else "not measured")
         rows.append({"workload": key[0] + (f" ({key[1]})" if key[1] else ""), "cores": f"P={key[2]}, N={key[3]}",
                      "cells": [_sensitivity_cell(by_placement.get(p)) for p in placements],
-                     "error": error, "basis": first["error_basis"]})
+                     "model": first["model"], "error": error, "basis": first["error_basis"],
+                     "inputs": [f"{h}, local {l}: {r['inputs']}" for (h, l), r in by_placement.items() if r["inputs"]]})
     return {"placements": [f"HDFS {h}, local {l}" for h, l in placements], "rows": rows}
 
 
@@ -148,8 +150,10 @@ def _sensitivity_cell(row) -> dict:
         return {"text": spread(row["run_s"], row["min_s"], row["max_s"], row["runs"]), "how": "measured",
                 "title": check}
     error = "" if pd.isna(row["error_median_pct"]) else f" ± {number(row['error_median_pct'], '%', 0)}"
-    return {"text": number(row["run_s"], "s", 1) + error, "how": "predicted",
-            "title": "predicted by the I/O-aware model; ± its median error on these runs"}
+    inputs = f"; {row['inputs']}" if row["inputs"] else ""
+    return {"text": number(row["run_s"], "s", 1) + error, "how": f"predicted ({row['model']})",
+            "title": f"predicted by {MODEL_NAMES.get(row['model'], row['model'])}; ± its median error{inputs}",
+            "inputs": row["inputs"]}
 
 
 def workload_io_rows(tables: dict[str, pd.DataFrame]) -> list[dict]:

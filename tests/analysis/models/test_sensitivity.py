@@ -91,18 +91,21 @@ def test_a_placement_not_measured_is_predicted_from_those_that_were(matrix_confi
     assert "each of its 3 measured placements" in predicted["error_basis"]
 
 
-def test_a_workload_measured_on_one_placement_takes_the_error_of_those_measured_on_several(matrix_configs, tmp_path):
+def test_a_workload_measured_on_one_placement_takes_the_fio_models_error_on_those_measured_on_several(
+        matrix_configs, tmp_path):
     configs, bandwidths = matrix_configs
     kmeans = iomodel.configurations(copy_recorded_run("kmeans-cores", tmp_path))
     table = sensitivity.storage_sensitivity(configs + kmeans, PROFILES, bandwidths)
     mine = table[table["workload"] == "kmeans"]
     assert sorted(mine["cores"].unique()) == [1, 2]                      # one group per P
     assert (mine["how"] == sensitivity.MEASURED).sum() == 2 and (mine["how"] == sensitivity.PREDICTED).sum() == 6
-    terasort = table[table["workload"] == "terasort"].iloc[0]
-    assert (mine["error_median_pct"] == terasort["error_median_pct"]).all()
-    assert mine["error_basis"].str.startswith("terasort: each of its 4 measured placements").all()
-    alone = sensitivity.storage_sensitivity(kmeans, PROFILES, bandwidths)
-    assert alone["error_median_pct"].isna().all() and alone["error_basis"].str.startswith("not measured").all()
+    assert (mine["model"] == sensitivity.FIO).all()                      # predicted by the fio model, not a fit
+    fio_errors = [abs(e["error_pct"]) for e in sensitivity.fio_errors(configs, bandwidths)]
+    assert list(mine["error_median_pct"]) == pytest.approx([float(np.median(fio_errors))] * len(mine))
+    assert mine["error_basis"].str.startswith("fio model: each measured placement of terasort").all()
+    alone = sensitivity.storage_sensitivity(kmeans, PROFILES, bandwidths)   # the recorded figure, named
+    assert (alone["error_median_pct"] == sensitivity.RECORDED_FIO_ERROR["median_pct"]).all()
+    assert alone["error_basis"].str.contains("not measured on these runs; measured on the recorded matrix").all()
 
 
 def test_the_report_and_the_comparison_show_it(matrix, tmp_path):
