@@ -74,7 +74,8 @@ def main(argv=None):
     bench.add_argument("--params", default="", help="'name=value workload.name=value ...' parameter overrides")
     bench.add_argument("--cores", default="", help="executor cores per node, a list sweeps: '1,2'")
     bench.add_argument("--placement", default="",
-                       help="'matrix' or 'hdfs=<backend>,local=<backend>'; empty: the inventory's")
+                       help="'matrix', 'hdfs=<backend>,local=<backend>' or several of those separated by ';' "
+                            "(run in that order); empty: the inventory's")
     bench.add_argument("--backends", default="", help="backends of the placement matrix: 'hdd,ssd'")
     bench.add_argument("--resume", default="", metavar="RUN",
                        help="finish an interrupted or failed run (id under results/ or path) with the plan of its "

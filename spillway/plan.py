@@ -24,9 +24,10 @@ class Instance:
 
 
 def placements(inventory, placement, backends):
-    """The placements a bench runs under: the inventory's, one given as `hdfs=a,local=b`, or `matrix`:
-    HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper), the
-    inventory's placement first when it is one of them."""
+    """The placements a bench runs under: the inventory's, one given as `hdfs=a,local=b`, several such in the order
+    given (`hdfs=a,local=b;hdfs=c,local=d`: the hybrid placements a study needs, without the whole matrix), or
+    `matrix`: HDFS on each of BACKENDS x local dirs on each (the hybrid placements of the I/O-aware model paper),
+    the inventory's placement first when it is one of them."""
     names = workloads_mod.parse_list(backends, inventory.backends)
     unknown = [b for b in names if b not in inventory.backends]
     if unknown:
@@ -40,12 +41,19 @@ def placements(inventory, placement, backends):
         # The inventory's own placement first: the cluster usually stands on it, and then the first placement needs
         # no switch (its provisioning is checked and skipped). The others keep their HDFS-backend-major order.
         return sorted(matrix, key=lambda p: p != dict(inventory.placement))
-    chosen = dict(item.split("=", 1) for item in placement.split(",") if "=" in item)
+    chosen = [_one_placement(inventory, item.strip()) for item in placement.split(";")]
+    if len({(p["hdfs"], p["local"]) for p in chosen}) < len(chosen):
+        raise workloads_mod.WorkloadError(f"PLACEMENT: '{placement}' names a placement more than once")
+    return chosen
+
+
+def _one_placement(inventory, item):
+    chosen = dict(part.split("=", 1) for part in item.split(",") if "=" in part)
     if set(chosen) != {"hdfs", "local"} or any(b not in inventory.backends for b in chosen.values()):
         raise workloads_mod.WorkloadError(
-            f"PLACEMENT: '{placement}' is not 'matrix' or 'hdfs=<backend>,local=<backend>' with backends of "
-            f"inventory '{inventory.name}' ({', '.join(inventory.backends)})")
-    return [chosen]
+            f"PLACEMENT: '{item}' is not 'matrix' or 'hdfs=<backend>,local=<backend>' (several separated by ';') "
+            f"with backends of inventory '{inventory.name}' ({', '.join(inventory.backends)})")
+    return chosen
 
 
 def parse_cores(text):

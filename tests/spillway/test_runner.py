@@ -36,7 +36,17 @@ def test_one_explicit_placement():
     assert bench.instances[0].id == "terasort"
 
 
+def test_a_list_of_placements_runs_in_the_order_given():
+    bench = plan(params="engine=spark", placement="hdfs=hdd,local=ssd; hdfs=hdd,local=hdd;hdfs=ssd,local=hdd")
+    assert [(i.placement["hdfs"], i.placement["local"]) for i in bench.instances] == [
+        ("hdd", "ssd"), ("hdd", "hdd"), ("ssd", "hdd")]
+    assert bench.instances[1].id == "terasort-hdfs_hdd-local_hdd"
+    assert bench.total_steps == 2 * 3 + 1 + 3 * 5
+
+
 @pytest.mark.parametrize("placement, backends, message", [
+    ("hdfs=hdd,local=ssd;hdfs=hdd,local=ssd", "", "names a placement more than once"),
+    ("hdfs=hdd,local=ssd;hdfs=tape,local=ssd", "", "'hdfs=tape,local=ssd' is not 'matrix'"),
     ("matrix", "hdd,nvme", "nvme not defined in inventory 'local'"),
     ("hdfs=hdd", "", "is not 'matrix' or 'hdfs=<backend>,local=<backend>'"),
     ("hdfs=hdd,local=tape", "", "is not 'matrix'"),
