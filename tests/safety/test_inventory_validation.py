@@ -138,6 +138,14 @@ def test_role_variables_an_inventory_may_set_are_known():
 
 # --- Malformed files: a clear message, never a traceback --------------------------------------------------------
 
+@pytest.mark.parametrize("jit", ["-XX:OnOutOfMemoryError=touch /tmp/spillway-pwned", "c1 $(touch /tmp/x)", "C1", 1])
+def test_spillway_jvm_takes_a_compiler_name_never_a_jvm_option(inventories, jit):
+    # The JVM options it selects are fixed in role common (workload_jvm_options); only these names choose them.
+    edit_yaml(inventories / "local" / "group_vars" / "all.yml", lambda data: data.update(spillway_jvm={"jit": jit}))
+    problem = one_problem("local", "spillway_jvm.jit")
+    assert "tiered" in problem and "c1" in problem, problem
+
+
 MALFORMED_HOSTS = [
     ("a scalar", "localhost\n", "(top level): is text ('localhost')", "a mapping of groups"),
     ("all a list", "all: [localhost]\n", "all: is a list", "a group is a mapping of hosts:, children:, vars:"),
