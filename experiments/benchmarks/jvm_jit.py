@@ -45,12 +45,13 @@ def prepare(work: Path, scale_factor: str) -> tuple[Path, Path]:
     return jar, tables
 
 
-def run_once(work: Path, jar: Path, tables: Path, jit_options: list[str]) -> tuple[float, float]:
+def run_once(work: Path, jar: Path, tables: Path, jvm_options: list[str],
+             jit_options: list[str]) -> tuple[float, float]:
     """(wall s, CPU s) of one driver over all 22 queries."""
     results = work / "results"
     shutil.rmtree(results, ignore_errors=True)
     queries = sorted(p.stem for p in (REPO / "workloads/tpch/queries").glob("q*.sql"))
-    command = ["java", "-Xmx1g", *jit_options, *java17_options(), "-cp", f"{SPARK_HOME}/jars/*",
+    command = ["java", "-Xmx1g", *jit_options, *jvm_options, "-cp", f"{SPARK_HOME}/jars/*",
                "org.apache.spark.deploy.SparkSubmit", "--master", "local[2]",
                "--conf", f"spark.local.dir={work}/spark-local", "--conf", "spark.ui.enabled=false",
                "--conf", "spark.sql.shuffle.partitions=8",
@@ -71,11 +72,12 @@ def main(argv=None) -> int:
     parser.add_argument("--work", type=Path, default=Path("/var/tmp/spillway-jvm-jit"))
     args = parser.parse_args(argv)
     jar, tables = prepare(args.work, args.scale_factor)
+    jvm_options = java17_options()
     figures: dict[str, list[tuple[float, float]]] = {"tiered": [], "c1": []}
     for round_number in range(1, args.rounds + 1):
         order = ["tiered", "c1"] if round_number % 2 else ["c1", "tiered"]
         for jit in order:
-            wall, cpu = run_once(args.work, jar, tables, C1 if jit == "c1" else [])
+            wall, cpu = run_once(args.work, jar, tables, jvm_options, C1 if jit == "c1" else [])
             figures[jit].append((wall, cpu))
             print(f"round {round_number}: {jit:6}  wall {wall:6.1f} s  CPU {cpu:6.1f} s", flush=True)
     print(f"\nTPC-H SF {args.scale_factor}, 22 queries, Spark local[2], {args.rounds} round(s), medians:")

@@ -4,8 +4,8 @@ fault asserts the outcome the harness promises: the run completes when the clust
 is named, and whatever was collected is kept.
 
 Two benches (each costs minutes of CI): a TeraSort that loses a DataNode and a NodeManager, then a fio sweep that
-meets a full disk and a cut link. Root, about 10 minutes. Brings `emu` up (shared with test_emu_cluster.py, whose last test tears it down; else the
-session's end does): do not run it while someone uses that cluster.
+meets a full disk and a cut link. Root, about 10 minutes. Brings `emu` up (shared with test_emu_cluster.py, whose
+last test tears it down; else the session's end does): do not run it while someone uses that cluster.
 """
 import json
 import re
@@ -147,7 +147,7 @@ def test_tiny_bench_over_ssh_collects_from_every_worker_and_carries_on_when_a_da
     assert returncode == 0, output[-4000:]
     assert manifest["status"] == "completed"
     assert {w["id"]: w["status"] for w in manifest["workloads"]} == {"terasort": "ok"}
-    record, steps = workload(manifest, "terasort")
+    _, steps = workload(manifest, "terasort")
     assert steps["validate"]["status"] == "ok"
 
     # Collected from every worker, the lost NodeManager's node included (its collectors are not YARN's).
