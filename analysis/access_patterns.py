@@ -72,7 +72,11 @@ def access_sizes(requests: pd.DataFrame) -> pd.DataFrame:
                         device_requests=total)[SIZE_COLUMNS]
 
 
-def common_access_sizes(requests: pd.DataFrame, top: int = 4) -> pd.DataFrame:
+# How many of a device's request sizes per direction the pages list before folding the others into one row.
+COMMON_SIZES = 4
+
+
+def common_access_sizes(requests: pd.DataFrame, top: int = COMMON_SIZES) -> pd.DataFrame:
     """Darshan's "common access sizes" per device and direction: the `top` most common request sizes, then the
     other sizes folded into one row (`size_bytes` NaN, `sizes` = how many distinct sizes it holds, `rank` top + 1),
     so that each direction's rows still add up to its requests and bytes."""

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import devices, findings, gate, safeio, statistics
-from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, key_by_effective_parameters,
-                         label_runs, placement_text, shuffle_per_application, stage_times, throughput_table,
-                         workload_times)
+from . import access_patterns, devices, findings, gate, safeio, statistics
+from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_patterns,
+                         key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
+                         throughput_table, workload_times)
 from .formatting import number, now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
@@ -105,6 +105,20 @@ def sensitivity_section(runs: list[Run]) -> dict:
         return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
 
 
+def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The report's I/O pattern views side by side (comparison.io_patterns): each workload's common access sizes
+    and sequential shares per configuration and device, as the page's rows and as the tables written next to it;
+    a failure is shown."""
+    try:
+        sizes, shares = io_patterns(runs, order)
+        section = {"size_rows": rows.compare_access_size_rows(sizes), "sequential_rows": rows.compare_sequential_rows(shares),
+                   "ranks": list(range(1, access_patterns.COMMON_SIZES + 1)), "error": ""}
+        return section, sizes, shares
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return ({"size_rows": [], "sequential_rows": [], "ranks": [], "error": _failed(runs, "the I/O patterns", error)},
+                pd.DataFrame(), pd.DataFrame())
+
+
 def overview_json(runs: list[Run]) -> dict:
     """findings.json's overview of a comparison: each run's measured workload runs as its own report's overview
     gives them (findings.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure is
@@ -132,6 +146,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     throughput = throughput_table(runs, order)
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
+    patterns, sizes, shares = io_pattern_section(runs, order)
     stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
     stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
     # a stage seen in one configuration only has nothing to be compared with (it stays in the CSV)
@@ -139,7 +154,8 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         if not stages.empty else stages
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
-              "compare_differences": differed, "compare_findings": found}
+              "compare_differences": differed, "compare_findings": found, "compare_access_sizes": sizes,
+              "compare_sequential": shares}
     if max_slowdown_pct is not None:
         tables["compare_gate"] = gate.verdicts(workloads, stages, max_slowdown_pct)
     views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
@@ -170,6 +186,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "fio_png": figures.fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
                                              "per backend", run_ids, ratios, fio_baseline),
         "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
+        "io_patterns": patterns,
         "size_figures": figures.request_size_figures_across(views),
         "offset_figures": figures.offset_figures_across(views),
         "throughput_figures": figures.throughput_figures_across(views),

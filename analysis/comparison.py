@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from . import devices, metrics, statistics
+from . import access_patterns, devices, metrics, statistics
 from .stages import with_application_order
 
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os", "node_budget")
@@ -281,6 +281,48 @@ def shuffle_per_application(runs: list[Run]) -> pd.DataFrame:
             .agg(shuffle_write_bytes=("shuffle_write_bytes", "median"),
                  shuffle_read_bytes=("shuffle_read_bytes", "median"), runs=("workload_id", "count"))
             .reset_index())
+
+
+# ---------------------------------------------------------------- I/O patterns (Darshan-style views) across runs
+
+IO_PATTERN_KEYS = ["workload", "sweep", "op", "configuration", "run_id", "workload_id", "host", "device"]
+_OP_ORDER = {"read": 0, "write": 1, "all": 2}
+
+
+def io_patterns(runs: list[Run], order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The report's I/O pattern views of every measured workload run of the compared runs, from its block trace
+    (`block_requests`): its common access sizes (access_patterns.common_access_sizes: per device and direction the
+    most common request sizes, the others folded into one row) and its sequential shares
+    (access_patterns.sequential_share: per device, reads, writes and both). Each row carries its workload run's
+    workload and sweep key (like with like), its configuration, labelled as the run-time table labels it, and the
+    device's storage profile (`profile`); rows sorted by workload, direction, configuration in `order`, device, so
+    that one direction of one workload reads across the runs."""
+    labelled = _with_configuration(runs, [metrics.measured_runs(r.tables["workloads"]) for r in runs])
+    tables = []
+    for pattern in (access_patterns.common_access_sizes, access_patterns.sequential_share):
+        frames = []
+        for run in runs:
+            frame = pattern(run.tables["block_requests"])
+            mine = labelled[labelled["run_id"] == run.run_id] if not labelled.empty else labelled
+            if frame.empty or mine.empty:
+                continue
+            profiles = devices.device_profiles(run.tables["devices"])
+            frame = frame.astype({"host": str, "workload_id": str, "device": str, "op": str})
+            frame = frame.assign(profile=[profiles.get(key, "") for key in zip(frame["host"], frame["device"])])
+            frames.append(frame.merge(mine[["workload_id", "workload", "sweep", "configuration", "run_id"]],
+                                      on="workload_id"))
+        if not frames:
+            tables.append(pd.DataFrame())
+            continue
+        frame = pd.concat(frames, ignore_index=True)
+        extra = [c for c in dict.fromkeys(frame["configuration"]) if c not in order]
+        frame["configuration"] = pd.Categorical(frame["configuration"], categories=order + extra, ordered=True)
+        by = [c for c in IO_PATTERN_KEYS if c != "op"] + (["rank"] if "rank" in frame else [])
+        frame = frame.assign(_op=frame["op"].map(_OP_ORDER)).sort_values(
+            ["workload", "sweep", "_op", *by[2:]], ignore_index=True).drop(columns="_op")
+        leading = [*IO_PATTERN_KEYS, "profile"]
+        tables.append(frame[leading + [c for c in frame.columns if c not in leading]])
+    return tables[0], tables[1]
 
 
 # ---------------------------------------------------------------- fio across runs

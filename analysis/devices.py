@@ -30,15 +30,20 @@ def device_backends(devices: pd.DataFrame) -> dict[tuple[str, str], str]:
     return dict(zip(zip(on_device["host"], on_device["device"]), on_device["backend"]))
 
 
-def device_labels(devices: pd.DataFrame) -> dict[tuple[str, str], str]:
-    """(host, kernel device) -> `device (profile)`, for the device and an emulation's lower device alike (a block
-    trace may have recorded either)."""
-    labels = {}
+def device_profiles(devices: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(host, kernel device) -> the storage profile it stood for, for the device and an emulation's lower device
+    alike (a block trace may have recorded either)."""
+    profiles = {}
     for row in devices.itertuples():
         for name in (row.device, row.lower_device):
             if name:
-                labels[(row.host, name)] = f"{name} ({row.profile})"
-    return labels
+                profiles[(row.host, name)] = row.profile
+    return profiles
+
+
+def device_labels(devices: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(host, kernel device) -> `device (profile)` (device_profiles)."""
+    return {(host, name): f"{name} ({profile})" for (host, name), profile in device_profiles(devices).items()}
 
 
 def role_devices(devices: pd.DataFrame, backend: str) -> dict[str, str]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from .. import metrics, statistics
+from .. import access_patterns, metrics, statistics
+from ..comparison import IO_PATTERN_KEYS
 from ..formatting import MISSING, format_bytes, number, rate, size_label, spread
 from ..models.sensitivity import MODEL_NAMES
 
@@ -69,6 +70,11 @@ def cores_rows(by_cores: pd.DataFrame) -> tuple[list, list[dict]]:
 
 # ---------------------------------------------------------------- the report's overview, per workload run
 
+def workload_name(workload: str, sweep: str) -> str:
+    """`terasort (engine=spark)`: a workload with its sweep point, as the pages' workload filter reads it."""
+    return workload + (f" ({sweep})" if sweep else "")
+
+
 _PATH_NAMES = {"hdfs_read_bytes": "HDFS read", "hdfs_write_bytes": "HDFS write", "shuffle_read_bytes": "shuffle read",
                "shuffle_write_bytes": "shuffle write", "spill_bytes": "spill"}
 
@@ -81,7 +87,7 @@ def overview_rows(overview: pd.DataFrame, per_backend: pd.DataFrame, shares: pd.
         mine = shares[shares["workload_id"] == run["workload_id"]] if not shares.empty else shares
         devices = per_backend[per_backend["workload_id"] == run["workload_id"]]
         rows.append({
-            "workload": run["workload"] + (f" ({run['sweep']})" if run["sweep"] else ""),
+            "workload": workload_name(run["workload"], run["sweep"]),
             "workload_id": run["workload_id"],
             "placement": f"HDFS {run['placement_hdfs']}, local {run['placement_local']}"
                          + ("" if pd.isna(run["executor_cores"]) else f", P={int(run['executor_cores'])}"),
@@ -274,9 +280,24 @@ def shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
 
 # ---------------------------------------------------------------- the I/O pattern section (Darshan-style views)
 
+def _device_text(host: str, device: str, backend: str | None) -> str:
+    """`loop1 (hdd) on vm`: a device with what it held (a backend, or a storage profile across runs) and its host."""
+    return device + (f" ({backend})" if backend else "") + f" on {host}"
+
+
 def _device_name(row: dict, backends: dict) -> str:
-    backend = backends.get((row["host"], row["device"]))
-    return row["device"] + (f" ({backend})" if backend else "") + f" on {row['host']}"
+    return _device_text(row["host"], row["device"], backends.get((row["host"], row["device"])))
+
+
+def _direction(op: str) -> str:
+    return "reads and writes" if op == "all" else op + "s"
+
+
+def _size_text(row: dict) -> str:
+    """A common access size, `8 KiB (8,192 B)`, or the folded rest, `7 other sizes`."""
+    if pd.isna(row["size_bytes"]):
+        return number(row["sizes"], "other sizes", 0)
+    return f"{size_label(row['size_bytes'])} ({number(row['size_bytes'], 'B', 0)})"
 
 
 def access_size_rows(sizes: pd.DataFrame, backends: dict) -> list[dict]:
@@ -284,11 +305,8 @@ def access_size_rows(sizes: pd.DataFrame, backends: dict) -> list[dict]:
     with its count, share of the direction's requests and bytes, then the other sizes as one row."""
     rows = []
     for r in sizes.to_dict("records"):
-        exact = not pd.isna(r["size_bytes"])
-        rows.append({"device": _device_name(r, backends), "op": r["op"] + "s",
-                     "rank": str(int(r["rank"])) if exact else "rest",
-                     "size": f"{size_label(r['size_bytes'])} ({number(r['size_bytes'], 'B', 0)})" if exact
-                             else f"{number(r['sizes'], 'other sizes', 0)}",
+        rows.append({"device": _device_name(r, backends), "op": _direction(r["op"]),
+                     "rank": "rest" if pd.isna(r["size_bytes"]) else str(int(r["rank"])), "size": _size_text(r),
                      "requests": f"{number(r['requests'], '', 0)} of {number(r['device_requests'], '', 0)}",
                      "share": number(r["share_pct"], "%", 1), "bytes": format_bytes(r["bytes"])})
     return rows
@@ -300,17 +318,20 @@ def _share_text(pct, count, decided) -> str:
     return f"{number(pct, '%', 1)} ({number(count, '', 0)} of {number(decided, '', 0)})"
 
 
+def _sequential_cells(r: dict) -> dict:
+    """One access_patterns.sequential_share row's counts and shares, each share with the requests it is of."""
+    decided = int(r["sequential"] + r["random"])
+    return {"op": _direction(r["op"]), "requests": number(r["requests"], "", 0), "first": number(r["first"], "", 0),
+            "sequential": _share_text(r["sequential_pct"], r["sequential"], decided),
+            "random": _share_text(100.0 * r["random"] / decided if decided else None, r["random"], decided),
+            "forward": _share_text(r["forward_pct"], r["forward"], decided)}
+
+
 def sequential_rows(shares: pd.DataFrame, backends: dict) -> list[dict]:
     """access_patterns.sequential_share as rows: per device, reads, writes and both, the share of requests that
-    start where the previous one of their direction ended, and the share that start at or after it."""
-    rows = []
-    for r in shares.to_dict("records"):
-        decided = int(r["sequential"] + r["random"])
-        rows.append({"device": _device_name(r, backends), "op": "reads and writes" if r["op"] == "all" else r["op"] + "s",
-                     "requests": number(r["requests"], "", 0), "first": number(r["first"], "", 0),
-                     "sequential": _share_text(r["sequential_pct"], r["sequential"], decided),
-                     "forward": _share_text(r["forward_pct"], r["forward"], decided)})
-    return rows
+    start where the previous one of their direction ended, of those that start elsewhere (random), and of those
+    that start at or after it (forward)."""
+    return [{"device": _device_name(r, backends), **_sequential_cells(r)} for r in shares.to_dict("records")]
 
 
 def _no_trace(workload_id: str, sources: pd.DataFrame) -> str:
@@ -376,6 +397,38 @@ def pivot_rows(table: pd.DataFrame, keys: list[str], order: list[str]) -> list[d
                           "reason": row.get("verdict_reason", ""), "flag": bool(row["spread_flag"])})
         rows.append({"key": dict(zip(keys, key)), "cells": cells})
     return rows
+
+
+def _pattern_keys(r: dict) -> dict:
+    """The columns every row of the comparison's I/O pattern tables starts with (comparison.io_patterns)."""
+    return {"workload": workload_name(r["workload"], r["sweep"]), "configuration": str(r["configuration"]),
+            "workload_run": r["workload_id"], "device": _device_text(r["host"], r["device"], r["profile"])}
+
+
+def compare_access_size_rows(sizes: pd.DataFrame, top: int = access_patterns.COMMON_SIZES) -> list[dict]:
+    """comparison.io_patterns' common access sizes as rows, in its order: one per workload, direction, configuration
+    and device, its `top` most common sizes side by side (`8 KiB (8,192 B): 36 requests, 29.8 %` of the direction's
+    requests on the device), then the other sizes folded (`7 other sizes: ...`), the direction's requests and bytes."""
+    rows = []
+    if sizes.empty:
+        return rows
+    for _, group in sizes.groupby(IO_PATTERN_KEYS, sort=False, observed=True, dropna=False):
+        ranked = {int(r["rank"]): r for r in group.to_dict("records")}
+        cells = {rank: f"{_size_text(r)}: {number(r['requests'], 'requests', 0)}, {number(r['share_pct'], '%', 1)}"
+                 for rank, r in ranked.items()}
+        first = group.iloc[0].to_dict()
+        rows.append({**_pattern_keys(first), "op": _direction(first["op"]),
+                     "requests": number(first["device_requests"], "requests", 0),
+                     "bytes": format_bytes(group["bytes"].sum()),
+                     "sizes": [cells.get(rank, MISSING) for rank in range(1, top + 1)],
+                     "rest": cells.get(top + 1, f"{MISSING} (no other size)")})
+    return rows
+
+
+def compare_sequential_rows(shares: pd.DataFrame) -> list[dict]:
+    """comparison.io_patterns' sequential shares as rows, in its order: per workload, direction, configuration and
+    device, the share of requests that are sequential, random and forward (sequential_rows)."""
+    return [{**_pattern_keys(r), **_sequential_cells(r)} for r in shares.to_dict("records")]
 
 
 def gate_rows(table: pd.DataFrame) -> list[dict]:
