@@ -37,6 +37,33 @@ def copy_recorded_run(name: str, folder: Path) -> Path:
     return run
 
 
+def block_counts_by_hand(name: str) -> dict:
+    """Per (workload run, device, direction) of the recorded run tests/fixtures/runs/<name>'s block trace, counted
+    here by hand from its table, for the pages' I/O pattern views to be checked against: the reads and writes that
+    moved data (`requests`), their sizes by count (`sizes`: (bytes, requests), most first, the smaller size first
+    among equals) and how many start where the previous request of their direction on their device ended, in
+    dispatch order (`sequential`). A missing recording fails, naming it."""
+    import pandas as pd
+
+    path = FIXTURES / "runs" / name / "tables" / "block_requests.parquet"
+    if not path.exists():
+        pytest.fail(f"missing recorded fixture {path}", pytrace=False)
+    ordered = pd.read_parquet(path).sort_values("issue_time_s", kind="stable")
+    counts = {}
+    for (workload_id, device, op), group in ordered.groupby(["workload_id", "device", "op"], observed=True):
+        group = group[group["bytes"] > 0]
+        if op not in ("read", "write") or group.empty:
+            continue
+        sizes = sorted(group["bytes"].value_counts().items(), key=lambda item: (-item[1], item[0]))
+        sequential, end = 0, None
+        for sector, size in zip(group["sector"], group["bytes"]):
+            sequential += end is not None and sector == end
+            end = sector + size // 512
+        counts[(str(workload_id), str(device), op)] = {"requests": len(group), "sizes": sizes,
+                                                       "sequential": sequential}
+    return counts
+
+
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """A run directory assembled from the recorded fixtures (what the runner's fetch would lay out)."""

@@ -1,7 +1,8 @@
 """The report's "I/O pattern" section (Darshan-style views per workload run): the heat map of bytes over time with
 the stages (figures.heatmap_figures), the common access sizes and sequential shares as rows (rows.py), and the
 section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the assembled run of conftest:
-fio-sweep traced, spark-tiny not)."""
+fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
+terasort-nvme), checked against counts made here by hand from the recorded block traces."""
 from __future__ import annotations
 
 import re
@@ -11,13 +12,16 @@ from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
 from analysis import access_patterns, metrics
+from analysis.compare import write_comparison
+from analysis.formatting import size_label
 from analysis.presentation import figures, rows
 from analysis.report import write_report
 from analysis.tables import read_table, read_tables
-from conftest import TOOLS
+from conftest import TOOLS, block_counts_by_hand, copy_recorded_run
 
 MATRIX = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "terasort-matrix"
 BACKENDS = {("localhost", "loop1"): "hdd", ("localhost", "loop3"): "ssd"}
@@ -109,3 +113,56 @@ def test_the_report_shows_the_three_views_of_a_traced_workload_and_what_misses_f
     assert "The block trace of spark-tiny could not be used (vm: error" in untraced
     assert "no heat map, no access sizes and no sequential share" in untraced
     assert "<img" not in untraced.split("<p class=\"muted\">Run ")[0]
+
+
+def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
+    runs = [copy_recorded_run(name, tmp_path) for name in ("terasort-hdd", "terasort-nvme")]
+    page = write_comparison([str(r) for r in runs], tmp_path / "cmp")
+    html = page.read_text()
+    section = html[html.index('id="io-pattern"'):html.index('id="request-sizes"')]
+    by_run = {"hdd": block_counts_by_hand("terasort-hdd"), "nvme": block_counts_by_hand("terasort-nvme")}
+    size_rows = re.findall(r"<tr><td>terasort</td><td>(reads|writes)</td><td>(hdd|nvme)</td><td>terasort</td>"
+                           r"<td>loop1 \((hdd|nvme)\) on localhost</td>\s*<td class=\"num\">([\d,]+) requests</td>"
+                           r"<td class=\"num\">[\d.]+ (?:KiB|MiB)</td>((?:<td class=\"num\">[^<]*</td>){5})</tr>",
+                           section.split('id="io-pattern-sequential"')[0])
+    # reads first, then writes; in each, the baseline (hdd) before nvme: one direction reads down the runs
+    assert [(op, config) for op, config, *_ in size_rows] == [("reads", "hdd"), ("reads", "nvme"),
+                                                              ("writes", "hdd"), ("writes", "nvme")]
+    for op, config, profile, requests, cells in size_rows:
+        counted = by_run[config][("terasort", "loop1", op[:-1])]
+        assert profile == config and int(requests.replace(",", "")) == counted["requests"]
+        cells = re.findall(r'<td class="num">([^<]*)</td>', cells)
+        for cell, (size, count) in zip(cells[:4], counted["sizes"]):
+            share = f"{100 * count / counted['requests']:.1f} %"
+            assert cell.startswith(f"{size_label(size)} ({size:,} B): {count:,} requests, {share}"), cell
+        rest = counted["sizes"][4:]
+        assert cells[4] == (f"{len(rest)} other sizes: {sum(c for _, c in rest):,} requests, "
+                            f"{100 * sum(c for _, c in rest) / counted['requests']:.1f} %")
+    sequential = re.findall(r"<tr><td>terasort</td><td>(reads|writes)</td><td>(hdd|nvme)</td><td>terasort</td>"
+                            r"<td>loop1 \(\w+\) on localhost</td>\s*<td class=\"num\">([\d,]+)</td><td class=\"num\">1</td>"
+                            r"<td class=\"num\">([\d.]+) % \(([\d,]+) of ([\d,]+)\)</td>"
+                            r"<td class=\"num\">([\d.]+) % \(([\d,]+) of ([\d,]+)\)</td>", section)
+    assert len(sequential) == 4
+    for op, config, requests, pct, count, decided, random_pct, random, decided_too in sequential:
+        counted = by_run[config][("terasort", "loop1", op[:-1])]
+        assert int(requests) == counted["requests"] and int(decided) == int(decided_too) == counted["requests"] - 1
+        assert int(count) == counted["sequential"] and int(random) == counted["requests"] - 1 - counted["sequential"]
+        assert pct == f"{100 * counted['sequential'] / (counted['requests'] - 1):.1f}"
+        assert float(pct) + float(random_pct) == pytest.approx(100, abs=0.11)
+    # the tables written beside the page: every direction's rows add up to its requests
+    sizes = read_table(page.parent / "tables" / "compare_access_sizes.parquet")
+    totals = sizes.groupby(["configuration", "op"])["requests"].sum().to_dict()
+    assert totals == {(config, op): by_run[config][("terasort", "loop1", op)]["requests"]
+                      for config in ("hdd", "nvme") for op in ("read", "write")}
+    shares = read_table(page.parent / "tables" / "compare_sequential.parquet")
+    assert set(shares["op"]) == {"read", "write", "all"} and set(shares["profile"]) == {"hdd", "nvme"}
+
+
+def test_a_comparison_without_block_traces_says_so(tmp_path):
+    runs = [copy_recorded_run(name, tmp_path) for name in ("terasort-hdd", "terasort-nvme")]
+    for run in runs:            # as the analysis writes a table no source filled
+        pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / "block_requests.parquet")
+    html = write_comparison([str(r) for r in runs], tmp_path / "cmp").read_text()
+    section = html[html.index('id="io-pattern"'):html.index('id="request-sizes"')]
+    assert "No measured workload run of these runs has a block trace" in section
+    assert "<table" not in section
