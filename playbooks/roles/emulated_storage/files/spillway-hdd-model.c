@@ -21,12 +21,13 @@
  *   - rotation: the platter's angle is (now / revolution) mod 1; after overhead and seek the head waits until
  *     the target sector comes round.
  *   - transfer: bytes / the rate at the request's radius; the host link (--interface-rate) for buffer hits.
+ *   - command overhead: --overhead-ms before a media access, --hit-overhead-ms for a buffer or cache hit.
  *   - read-ahead buffer: after a read the head keeps reading at the media rate (up to --readahead bytes) while
  *     the drive is idle; a read inside that buffer is a hit, a read continuing the stream waits only for
  *     the stream to reach its end (no seek, no rotation).
  *   - write cache (write-back, --write-cache bytes): a write is acknowledged once in the cache; dirty
  *     extents (merged when adjacent) are destaged when the drive is idle (no read pending) and at least
- *     --destage-min bytes are dirty or the host has been quiet for --destage-idle; when the cache is full a
+ *     --destage-min bytes are dirty or no command has been outstanding for --destage-idle; when the cache is full a
  *     write waits for space and destaging goes before reads. A flush (fsync) waits for the cache to drain.
  *     --write-cache 0 makes writes go to the platter like reads.
  *   - queueing: every request pending at the drive (several with queue depth > 1: this server is
@@ -42,8 +43,9 @@
  * (without command overhead, including settling) read 7.4 ms, write 8.2 ms typical; single-track seek read
  * 0.23 ms, write 0.32 ms typical; 7200 rpm, 8.33 ms per revolution, 4.16 ms average latency. The sustained
  * transfer rate (outer diameter) 255 MB/s and the 256 MB buffer are that family's datasheet figures (6 TB);
- * the inner-diameter rate (half the outer one), the command overhead (0.1 ms) and the read-ahead size are
- * assumptions: datasheets do not give them. docs/storage.md, "A mechanical HDD model (in progress)".
+ * the inner-diameter rate (half the outer one), the command overheads (0.1 ms media access, 0.03 ms cache hit:
+ * the order of HGST's "<30 us cache hit" specifications) and the read-ahead size are assumptions: this
+ * datasheet does not give them. docs/storage.md, "A mechanical HDD model (in progress)".
  *
  * Build:  gcc -O2 -Wall -o spillway-hdd-model spillway-hdd-model.c $(pkg-config --cflags --libs fuse3) -lm -lpthread
  * Run:    spillway-hdd-model --image /path/disk.img --mountpoint /path/mnt [options]  (serves mnt/disk)
@@ -82,7 +84,7 @@ struct params {
     const char *image, *mountpoint, *stats_path;
     double rpm, read_seek_avg_ms, read_seek_track_ms, write_seek_avg_ms, write_seek_track_ms;
     double outer_rate, inner_rate, interface_rate;      /* bytes per second */
-    double overhead_ms, destage_idle_ms, max_wait_ms, reply_early_us;
+    double overhead_ms, hit_overhead_ms, destage_idle_ms, max_wait_ms, reply_early_us;
     uint64_t capacity, write_cache, readahead, destage_min;
     int max_threads, no_model, foreground;
 };
@@ -108,7 +110,7 @@ struct geometry {
 static struct params P = {
     .rpm = 7200, .read_seek_avg_ms = 7.4, .read_seek_track_ms = 0.23, .write_seek_avg_ms = 8.2,
     .write_seek_track_ms = 0.32, .outer_rate = 255e6, .inner_rate = 127.5e6, .interface_rate = 600e6,
-    .overhead_ms = 0.1, .destage_idle_ms = 10, .max_wait_ms = 1000, .reply_early_us = 0,
+    .overhead_ms = 0.1, .hit_overhead_ms = 0.03, .destage_idle_ms = 10, .max_wait_ms = 1000, .reply_early_us = 0,
     .write_cache = 256ull << 20, .readahead = 4ull << 20, .destage_min = 1ull << 20, .max_threads = 64,
 };
 static struct geometry G;
@@ -131,7 +133,7 @@ static double head_stroke;                               /* 0 = outer edge, 1 = 
 static int stream_active;                                /* read-ahead streaming from stream_offset */
 static uint64_t stream_offset, buffer_low, stream_limit, buffer_high_frozen;
 static nanos stream_time;
-static nanos last_host_io;
+static nanos last_command_activity;
 static struct extent { uint64_t offset, length; } dirty[MAX_DIRTY_EXTENTS];
 static int dirty_count;
 static uint64_t dirty_bytes;
@@ -200,8 +202,14 @@ static double seek_seconds(double from_stroke, double to_stroke, int is_write)
 }
 
 /* Seconds from `start` until the head is on `offset`'s sector (overhead + seek + rotational wait). */
+static uint64_t media_end_offset = UINT64_MAX;          /* where the last media transfer ended, and when */
+static nanos media_end_time;
+
 static double positioning_seconds(nanos start, uint64_t offset, int is_write)
 {
+    /* Back to back with the transfer that ended there (a destage or write stream): the drive keeps going. */
+    if (offset == media_end_offset && start == media_end_time)
+        return 0;
     double overhead = P.overhead_ms / 1e3;
     double seek = seek_seconds(head_stroke, stroke_of(offset), is_write);
     double arrive = (double)start / 1e9 + overhead + seek;
@@ -350,19 +358,21 @@ static void admit_space_waiters(nanos t)
         if (!space_waiters_head)
             space_waiters_tail = NULL;
         S.cache_absorbed++;
-        complete_at(job, t + seconds_to_ns(P.overhead_ms / 1e3 + job->size / P.interface_rate));
+        complete_at(job, t + seconds_to_ns(P.hit_overhead_ms / 1e3 + job->size / P.interface_rate));
     }
 }
 
 /* --- arrival: called by the FUSE threads once the host I/O is done --- */
+
+static void reply(struct job *job);
 
 static void arrive(struct job *job)
 {
     pthread_mutex_lock(&lock);
     nanos t = now_ns();
     job->arrival = t;
-    last_host_io = t;
-    double host_transfer = P.overhead_ms / 1e3 + job->size / P.interface_rate;
+    last_command_activity = t;
+    double host_transfer = P.hit_overhead_ms / 1e3 + job->size / P.interface_rate;
     if (job->kind == JOB_FSYNC) {
         if (dirty_bytes == 0 && !space_waiters_head)
             complete_at(job, t);
@@ -392,8 +402,18 @@ static void arrive(struct job *job)
     } else {
         append(&pending_head, &pending_tail, job);
     }
-    pthread_cond_signal(&wake);
+    /* A reply already due (a hit once --reply-early is taken off) leaves from this thread: waking the
+       drive's thread for it would cost a context switch per request. */
+    struct job *due_now = NULL;
+    if (done_list == job && job->reply_at <= t) {
+        done_list = job->next;
+        due_now = job;
+    } else {
+        pthread_cond_signal(&wake);
+    }
     pthread_mutex_unlock(&lock);
+    if (due_now)
+        reply(due_now);
 }
 
 /* --- the drive: picks the next job when the mechanism is free --- */
@@ -418,6 +438,8 @@ static void start_job(struct job *job, nanos start)
             S.write_throughs++;
     }
     head_stroke = stroke_of(job->offset + job->size);
+    media_end_offset = job->offset + job->size;
+    media_end_time = end;
     if (job->kind == JOB_READ) {
         /* Read-ahead starts at the job's end when it completes. */
         stream_active = 1;
@@ -447,6 +469,8 @@ static void start_destage(nanos start, int index, double positioning)
     }
     busy_until = start + seconds_to_ns(positioning + bytes / media_rate(offset));
     head_stroke = stroke_of(offset + bytes);
+    media_end_offset = offset + bytes;
+    media_end_time = busy_until;
     destage_in_service = 1;
     destage_in_service_offset = offset;
     destage_in_service_bytes = bytes;
@@ -583,6 +607,8 @@ static void *drive_thread(void *unused)
         if (busy_until <= t) {
             int just_freed = in_service || destage_in_service;
             if (in_service) {
+                /* Idle means no command outstanding: the quiet time counts from here, not from the arrival. */
+                last_command_activity = busy_until;
                 complete_at(in_service, busy_until);
                 in_service = NULL;
             }
@@ -605,7 +631,7 @@ static void *drive_thread(void *unused)
                                  dirty_bytes > P.write_cache / 10 * 9;
             int destage_wanted = dirty_count > 0 &&
                                  (cache_pressing || dirty_bytes >= P.destage_min ||
-                                  t - last_host_io >= seconds_to_ns(P.destage_idle_ms / 1e3));
+                                  t - last_command_activity >= seconds_to_ns(P.destage_idle_ms / 1e3));
             if (destage_wanted && (cache_pressing || !pending_head)) {
                 double positioning = 0;
                 int index = destage_choice(start, &positioning);
@@ -652,7 +678,7 @@ static void *drive_thread(void *unused)
         if (next_reply < until)
             until = next_reply;
         if (dirty_count && !in_service && !destage_in_service) {
-            nanos idle_at = last_host_io + seconds_to_ns(P.destage_idle_ms / 1e3);
+            nanos idle_at = last_command_activity + seconds_to_ns(P.destage_idle_ms / 1e3);
             if (idle_at > t && idle_at < until)
                 until = idle_at;
         }
@@ -909,11 +935,12 @@ static void usage(FILE *out)
             "  --outer-rate BYTES/S        sustained media rate at the outer edge (255000000)\n"
             "  --inner-rate BYTES/S        at the inner edge (127500000)\n"
             "  --interface-rate BYTES/S    host link, for buffer and cache hits (600000000)\n"
-            "  --overhead-ms MS            command overhead (0.1)\n"
+            "  --overhead-ms MS            command overhead of a media access (0.1)\n"
+            "  --hit-overhead-ms MS        command overhead of a buffer or write-cache hit (0.03)\n"
             "  --write-cache BYTES         write-back cache, 0 = write through (268435456)\n"
             "  --readahead BYTES           read-ahead after a read (4194304)\n"
             "  --destage-min BYTES         dirty bytes that start destaging while reads come (1048576)\n"
-            "  --destage-idle-ms MS        host quiet time that starts destaging anyway (10)\n"
+            "  --destage-idle-ms MS        time with no command outstanding that starts destaging anyway (10)\n"
             "  --max-wait-ms MS            a request waiting longer is served first (1000)\n"
             "  --capacity BYTES            modelled drive size, the image at its start (image size)\n"
             "  --reply-early-us US         reply this long before completion: the kernel path's cost (0)\n"
@@ -931,13 +958,13 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-    enum { O_RPM = 256, O_RSA, O_RST, O_WSA, O_WST, O_OUTER, O_INNER, O_IFACE, O_OVH, O_WC, O_RA, O_DMIN,
+    enum { O_RPM = 256, O_RSA, O_RST, O_WSA, O_WST, O_OUTER, O_INNER, O_IFACE, O_OVH, O_HOVH, O_WC, O_RA, O_DMIN,
            O_DIDLE, O_MAXWAIT, O_CAP, O_EARLY, O_THREADS, O_STATS, O_NOMODEL, O_FG, O_IMAGE, O_MNT, O_HELP };
     static const struct option options[] = {
         {"rpm", 1, 0, O_RPM}, {"read-seek-avg-ms", 1, 0, O_RSA}, {"read-seek-track-ms", 1, 0, O_RST},
         {"write-seek-avg-ms", 1, 0, O_WSA}, {"write-seek-track-ms", 1, 0, O_WST},
         {"outer-rate", 1, 0, O_OUTER}, {"inner-rate", 1, 0, O_INNER}, {"interface-rate", 1, 0, O_IFACE},
-        {"overhead-ms", 1, 0, O_OVH}, {"write-cache", 1, 0, O_WC}, {"readahead", 1, 0, O_RA},
+        {"overhead-ms", 1, 0, O_OVH}, {"hit-overhead-ms", 1, 0, O_HOVH}, {"write-cache", 1, 0, O_WC}, {"readahead", 1, 0, O_RA},
         {"destage-min", 1, 0, O_DMIN}, {"destage-idle-ms", 1, 0, O_DIDLE}, {"max-wait-ms", 1, 0, O_MAXWAIT},
         {"capacity", 1, 0, O_CAP}, {"reply-early-us", 1, 0, O_EARLY}, {"max-threads", 1, 0, O_THREADS},
         {"stats", 1, 0, O_STATS}, {"no-model", 0, 0, O_NOMODEL}, {"foreground", 0, 0, O_FG},
@@ -954,6 +981,7 @@ int main(int argc, char **argv)
         case O_INNER: P.inner_rate = atof(optarg); break;
         case O_IFACE: P.interface_rate = atof(optarg); break;
         case O_OVH: P.overhead_ms = atof(optarg); break;
+        case O_HOVH: P.hit_overhead_ms = atof(optarg); break;
         case O_WC: P.write_cache = strtoull(optarg, NULL, 10); break;
         case O_RA: P.readahead = strtoull(optarg, NULL, 10); break;
         case O_DMIN: P.destage_min = strtoull(optarg, NULL, 10); break;
