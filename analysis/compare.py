@@ -111,12 +111,14 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
     a failure is shown."""
     try:
         sizes, shares = io_patterns(runs, order)
-        section = {"size_rows": rows.compare_access_size_rows(sizes), "sequential_rows": rows.compare_sequential_rows(shares),
+        section = {"size_rows": rows.compare_access_size_rows(sizes),
+                   "sequential_rows": rows.compare_sequential_rows(shares),
                    "ranks": list(range(1, access_patterns.COMMON_SIZES + 1)), "error": ""}
         return section, sizes, shares
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        return ({"size_rows": [], "sequential_rows": [], "ranks": [], "error": _failed(runs, "the I/O patterns", error)},
-                pd.DataFrame(), pd.DataFrame())
+        section = {"size_rows": [], "sequential_rows": [], "ranks": [],
+                   "error": _failed(runs, "the I/O patterns", error)}
+        return section, pd.DataFrame(), pd.DataFrame()
 
 
 def overview_json(runs: list[Run]) -> dict:
