@@ -51,7 +51,7 @@
  * Run:    spillway-hdd-model --image /path/disk.img --mountpoint /path/mnt [options]  (serves mnt/disk)
  *         then: losetup --find --show --direct-io=on /path/mnt/disk
  * Stats:  kill -USR1 <pid> writes --stats FILE (also written at exit): requests, bytes, largest request, hits.
- * --no-model replies as soon as the host I/O is done (to measure the FUSE path's own cost).
+ * --no-model replies as soon as the host I/O is done (to measure the FUSE path's own cost, host read-ahead included).
  */
 #define FUSE_USE_VERSION 312
 #define _GNU_SOURCE
@@ -77,6 +77,7 @@
 #define MAX_REQUEST_BYTES (1u << 20)     /* FUSE max_pages 256 x 4 KiB: the largest request libfuse 3 accepts */
 #define MAX_DIRTY_EXTENTS 16384          /* more scattered dirty extents than this count as a full cache */
 #define DESTAGE_CHUNK_BYTES (1u << 20)   /* destage in pieces so that a read waits for one piece at most */
+#define BUFFER_SPAN_BYTES (16u << 20)    /* read data kept behind a stream: a share of the 256 MB buffer */
 
 typedef int64_t nanos;
 
@@ -225,9 +226,12 @@ static uint64_t buffer_high(nanos t)
 {
     if (!stream_active)
         return buffer_high_frozen;
+    /* Before stream_time (a read still in transfer) the head has not reached stream_offset yet. */
     double streamed = media_rate(stream_offset) * (double)(t - stream_time) / 1e9;
-    uint64_t high = stream_offset + (uint64_t)(streamed > 0 ? streamed : 0);
-    return high < stream_limit ? high : stream_limit;
+    double high = (double)stream_offset + streamed;
+    if (high < (double)buffer_low)
+        return buffer_low;
+    return high < (double)stream_limit ? (uint64_t)high : stream_limit;
 }
 
 /* The mechanism takes other work at t: read-ahead stops where it got to, and the head is there. */
@@ -240,10 +244,12 @@ static void stop_stream(nanos t)
     stream_active = 0;
 }
 
+/* A read the streaming head will reach without repositioning: anywhere from the buffer's start to the end of
+   the read-ahead window (the pieces of one large request arrive in any order). */
 static int continues_stream(const struct job *job, nanos t)
 {
     return job->kind == JOB_READ && stream_active && buffer_high(t) < stream_limit &&
-           job->offset >= buffer_low && job->offset <= buffer_high(t);
+           job->offset >= buffer_low && job->offset <= stream_limit;
 }
 
 /* --- the write cache's dirty extents (sorted, adjacent ones merged) --- */
@@ -384,6 +390,9 @@ static void arrive(struct job *job)
                ((job->offset >= buffer_low && job->offset + job->size <= buffer_high(t)) ||
                 (dirty_count && dirty_covers(job->offset, job->size)))) {
         S.buffer_hits++;
+        /* The host takes data out of the buffer: read-ahead, still running, may go that much further. */
+        if (stream_active && buffer_high(t) < stream_limit && job->offset + job->size + P.readahead > stream_limit)
+            stream_limit = job->offset + job->size + P.readahead;
         complete_at(job, t + seconds_to_ns(host_transfer));
     } else if (job->kind == JOB_WRITE && P.write_cache) {
         uint64_t high = buffer_high(t);         /* a write over buffered data makes that buffer stale */
@@ -422,7 +431,8 @@ static void start_job(struct job *job, nanos start)
 {
     int is_write = job->kind == JOB_WRITE;
     nanos end;
-    if (continues_stream(job, start)) {
+    int continuation = continues_stream(job, start);
+    if (continuation) {
         /* The head is already streaming there: the data is in when the stream reaches the job's end. */
         double rate = media_rate(stream_offset);
         uint64_t job_end = job->offset + job->size;
@@ -440,7 +450,20 @@ static void start_job(struct job *job, nanos start)
     head_stroke = stroke_of(job->offset + job->size);
     media_end_offset = job->offset + job->size;
     media_end_time = end;
-    if (job->kind == JOB_READ) {
+    if (job->kind == JOB_READ && continuation) {
+        /* The stream goes on; the buffer keeps what it read (up to the drive's buffer, BUFFER_SPAN_BYTES). */
+        uint64_t job_end = job->offset + job->size;
+        if (job_end > stream_offset) {
+            stream_offset = job_end;
+            stream_time = end;
+            stream_limit = stream_offset + P.readahead;
+        }
+        if (stream_offset - buffer_low > BUFFER_SPAN_BYTES)
+            buffer_low = stream_offset - BUFFER_SPAN_BYTES;
+        head_stroke = stroke_of(stream_offset);
+        media_end_offset = stream_offset;
+        media_end_time = stream_time;
+    } else if (job->kind == JOB_READ) {
         /* Read-ahead starts at the job's end when it completes. */
         stream_active = 1;
         stream_offset = job->offset + job->size;
@@ -811,6 +834,112 @@ static void account(enum job_kind kind, uint64_t size)
     pthread_mutex_unlock(&lock);
 }
 
+/* --- the host side of read-ahead: the drive's buffer holds real data ---
+ * A sequential reader would otherwise pay the host disk's latency on every request (a 64 KiB O_DIRECT pread
+ * costs about as much as the modelled transfer), so the server reads ahead of a sequential stream in
+ * PREFETCH_BYTES pieces on its own thread and serves reads inside them from memory. This memory is the modelled
+ * drive's buffer (a few MiB, like its segments), not a page cache: writes invalidate what they overlap. */
+#define PREFETCH_BYTES (2u << 20)
+#define PREFETCH_SEGMENTS 4
+
+static struct segment {
+    uint64_t offset, length, used_at;
+    char *data;
+    int valid;
+} segments[PREFETCH_SEGMENTS];
+static pthread_mutex_t prefetch_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t prefetch_wake = PTHREAD_COND_INITIALIZER;
+static uint64_t prefetch_wanted = UINT64_MAX;  /* offset the prefetch thread should load next */
+static uint64_t prefetch_ahead;                /* end of what is loaded or loading */
+static uint64_t last_read_end = UINT64_MAX;
+static uint64_t write_generation, prefetch_uses;
+static int prefetch_busy;
+
+/* Copies [offset, offset + size) from a loaded segment; asks for the next piece of a sequential stream. */
+static int prefetched_read(char *buf, uint64_t offset, uint64_t size)
+{
+    int served = 0;
+    pthread_mutex_lock(&prefetch_lock);
+    for (int i = 0; i < PREFETCH_SEGMENTS; i++) {
+        struct segment *seg = &segments[i];
+        if (seg->valid && seg->offset <= offset && offset + size <= seg->offset + seg->length) {
+            memcpy(buf, seg->data + (offset - seg->offset), size);
+            seg->used_at = ++prefetch_uses;
+            served = 1;
+            break;
+        }
+    }
+    int sequential = served || offset == last_read_end;
+    last_read_end = offset + size;
+    if (sequential) {
+        uint64_t end = offset + size;
+        if (prefetch_ahead < end || prefetch_ahead > end + PREFETCH_SEGMENTS * (uint64_t)PREFETCH_BYTES)
+            prefetch_ahead = end;
+        /* Keep two pieces ahead of the reader. */
+        if (!prefetch_busy && prefetch_wanted == UINT64_MAX && prefetch_ahead < end + 2 * (uint64_t)PREFETCH_BYTES &&
+            prefetch_ahead < image_size) {
+            prefetch_wanted = prefetch_ahead;
+            pthread_cond_signal(&prefetch_wake);
+        }
+    }
+    pthread_mutex_unlock(&prefetch_lock);
+    return served;
+}
+
+/* A write makes overlapping prefetched data stale; the generation also spoils a load running across it. */
+static void prefetch_invalidate(uint64_t offset, uint64_t size)
+{
+    pthread_mutex_lock(&prefetch_lock);
+    write_generation++;
+    for (int i = 0; i < PREFETCH_SEGMENTS; i++)
+        if (segments[i].valid && segments[i].offset < offset + size && offset < segments[i].offset + segments[i].length)
+            segments[i].valid = 0;
+    pthread_mutex_unlock(&prefetch_lock);
+}
+
+static void *prefetch_thread(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&prefetch_lock);
+    while (!stopping) {
+        if (prefetch_wanted == UINT64_MAX) {
+            pthread_cond_wait(&prefetch_wake, &prefetch_lock);
+            continue;
+        }
+        uint64_t offset = prefetch_wanted, length = PREFETCH_BYTES;
+        prefetch_wanted = UINT64_MAX;
+        if (offset + length > image_size)
+            length = image_size - offset;
+        int victim = 0;                       /* the least recently used segment */
+        for (int i = 1; i < PREFETCH_SEGMENTS; i++)
+            if (!segments[i].valid || (segments[victim].valid && segments[i].used_at < segments[victim].used_at))
+                victim = i;
+        struct segment *seg = &segments[victim];
+        seg->valid = 0;
+        prefetch_busy = 1;
+        prefetch_ahead = offset + length;
+        uint64_t generation = write_generation;
+        pthread_mutex_unlock(&prefetch_lock);
+        ssize_t got = pread(image_fd_direct, seg->data, length, (off_t)offset);
+        pthread_mutex_lock(&prefetch_lock);
+        prefetch_busy = 0;
+        if (got == (ssize_t)length && generation == write_generation) {
+            seg->offset = offset;
+            seg->length = length;
+            seg->used_at = ++prefetch_uses;
+            seg->valid = 1;
+        } else {
+            prefetch_ahead = offset;
+        }
+        /* Keep going while the reader is less than two pieces behind. */
+        if (last_read_end != UINT64_MAX && prefetch_ahead < last_read_end + 2 * (uint64_t)PREFETCH_BYTES &&
+            prefetch_ahead >= last_read_end && prefetch_ahead < image_size && prefetch_wanted == UINT64_MAX)
+            prefetch_wanted = prefetch_ahead;
+    }
+    pthread_mutex_unlock(&prefetch_lock);
+    return NULL;
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
     (void)ino;
@@ -826,7 +955,11 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t got = size ? pread(aligned(off, size) ? image_fd_direct : image_fd_buffered, buf, size, off) : 0;
+    ssize_t got = 0;
+    if (size && prefetched_read(buf, (uint64_t)off, size))
+        got = (ssize_t)size;
+    else if (size)
+        got = pread(aligned(off, size) ? image_fd_direct : image_fd_buffered, buf, size, off);
     if (got < 0) {
         int error = errno;
         release_buffer(buf, size);
@@ -860,6 +993,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         return;
     }
     ssize_t put;
+    prefetch_invalidate((uint64_t)off, size);
     if (aligned(off, size)) {
         /* O_DIRECT needs an aligned buffer; libfuse's sits after the request headers. */
         char *buf = aligned_buffer(size);
@@ -874,6 +1008,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
     } else {
         put = pwrite(image_fd_buffered, data, size, off);
     }
+    prefetch_invalidate((uint64_t)off, size);       /* again: a load may have run while this write landed */
     if (put < 0) {
         int error = errno;
         free(job);
@@ -1045,6 +1180,11 @@ int main(int argc, char **argv)
 
     pthread_t drive;
     pthread_create(&drive, NULL, drive_thread, NULL);
+    pthread_t prefetcher;
+    for (int i = 0; i < PREFETCH_SEGMENTS; i++)
+        if (posix_memalign((void **)&segments[i].data, 4096, PREFETCH_BYTES) != 0)
+            return 1;
+    pthread_create(&prefetcher, NULL, prefetch_thread, NULL);
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(config, (unsigned)P.max_threads);
     fuse_loop_cfg_set_idle_threads(config, 4);
@@ -1056,6 +1196,10 @@ int main(int argc, char **argv)
     pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);
     pthread_join(drive, NULL);
+    pthread_mutex_lock(&prefetch_lock);
+    pthread_cond_signal(&prefetch_wake);
+    pthread_mutex_unlock(&prefetch_lock);
+    pthread_join(prefetcher, NULL);
     write_stats();
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
