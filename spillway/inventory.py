@@ -65,6 +65,11 @@ class Inventory:
         return self.variables.get("spillway_node") or {}
 
     @property
+    def hdfs_page_cache(self):
+        """spillway_hdfs_page_cache: kept (the default) or dropped during measured runs."""
+        return self.variables.get("spillway_hdfs_page_cache") or "kept"
+
+    @property
     def placement(self):
         return self.variables["spillway_placement"]
 

@@ -20,6 +20,14 @@ def emulation_record(inventory, profiles, used):
             "its data, not that node's memory bandwidth, NUMA layout or core count: the threads run on every CPU "
             "of the host, a quota caps their total time. The harness, monitoring and collectors ran outside the "
             "budget.")
+    if inventory.hdfs_page_cache == "dropped":
+        record["hdfs_page_cache"] = "dropped"
+        record["limitations"].append(
+            "While each measured run ran, the cached pages of HDFS's block files were dropped every second, except "
+            "the blocks a DataNode held open (spillway_hdfs_page_cache: dropped, docs/cluster.md \"HDFS blocks out "
+            "of the page cache\"): a table read twice was read from the device twice, as on a node whose HDFS data "
+            "is much larger than its memory. A block read again within a second of its last read, or by two readers "
+            "at once, was still served from the cache; shuffle and spill files kept the cache as on a real node.")
     if inventory.jvm_jit == "c1":
         record["jvm_jit"] = "c1"
         record["limitations"].append(

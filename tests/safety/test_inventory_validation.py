@@ -146,6 +146,15 @@ def test_spillway_jvm_takes_a_compiler_name_never_a_jvm_option(inventories, jit)
     assert "tiered" in problem and "c1" in problem, problem
 
 
+
+@pytest.mark.parametrize("value", ["none", "dropped; rm -rf /", True, {"every": 1}])
+def test_spillway_hdfs_page_cache_takes_kept_or_dropped_only(inventories, value):
+    # the dropper's command is fixed in role hadoop (tasks/block_cache.yml); the value only switches it on
+    edit_yaml(inventories / "local" / "group_vars" / "all.yml",
+              lambda data: data.update(spillway_hdfs_page_cache=value))
+    problem = one_problem("local", "spillway_hdfs_page_cache")
+    assert "kept" in problem and "dropped" in problem, problem
+
 MALFORMED_HOSTS = [
     ("a scalar", "localhost\n", "(top level): is text ('localhost')", "a mapping of groups"),
     ("all a list", "all: [localhost]\n", "all: is a list", "a group is a mapping of hosts:, children:, vars:"),

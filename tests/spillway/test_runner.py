@@ -159,6 +159,25 @@ def test_the_client_compiler_for_the_workloads_jvms_is_recorded_and_said():
     assert inventory.load("hdd").jvm_jit == "tiered"
 
 
+def test_hdfs_blocks_dropped_from_the_page_cache_are_recorded_and_said():
+    import dataclasses
+
+    from spillway import inventory
+    from spillway.notices import emulation_record
+    local = inventory.load("local")
+    assert local.hdfs_page_cache == "dropped"
+    record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    assert record["hdfs_page_cache"] == "dropped"
+    (notice,) = [text for text in record["limitations"] if "spillway_hdfs_page_cache" in text]
+    assert "dropped every second" in notice and "held open" in notice and "within a second" in notice
+    kept = dataclasses.replace(local, variables={k: v for k, v in local.variables.items()
+                                                 if k != "spillway_hdfs_page_cache"})
+    assert kept.hdfs_page_cache == "kept"
+    record = emulation_record(kept, inventory.storage_profiles(), local.emulated_profiles())
+    assert "hdfs_page_cache" not in record
+    assert not any("spillway_hdfs_page_cache" in text for text in record["limitations"])
+
+
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     from spillway import inventory
     from spillway.notices import emulation_record
