@@ -67,6 +67,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -99,6 +100,7 @@ struct job {
     uint64_t offset, size;
     char *buf;               /* read: the data to reply with */
     size_t buffer_size;
+    struct segment *pinned;  /* buf lies in this prefetched segment, which stays until the reply */
     nanos arrival, reply_at;
 };
 
@@ -607,6 +609,8 @@ static void release_buffer(char *buf, size_t size)
     free(buf);
 }
 
+static void prefetch_unpin(struct segment *seg);
+
 static void reply(struct job *job)
 {
     if (job->kind == JOB_READ)
@@ -615,7 +619,10 @@ static void reply(struct job *job)
         fuse_reply_write(job->req, job->size);
     else
         fuse_reply_err(job->req, 0);
-    release_buffer(job->buf, job->buffer_size);
+    if (job->pinned)
+        prefetch_unpin(job->pinned);
+    else
+        release_buffer(job->buf, job->buffer_size);
     free(job);
 }
 
@@ -840,12 +847,12 @@ static void account(enum job_kind kind, uint64_t size)
  * PREFETCH_BYTES pieces on its own thread and serves reads inside them from memory. This memory is the modelled
  * drive's buffer (a few MiB, like its segments), not a page cache: writes invalidate what they overlap. */
 #define PREFETCH_BYTES (2u << 20)
-#define PREFETCH_SEGMENTS 4
+#define PREFETCH_SEGMENTS 8
 
 static struct segment {
     uint64_t offset, length, used_at;
     char *data;
-    int valid;
+    int valid, pins;     /* pins: replies still to send from this data */
 } segments[PREFETCH_SEGMENTS];
 static pthread_mutex_t prefetch_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t prefetch_wake = PTHREAD_COND_INITIALIZER;
@@ -855,21 +862,23 @@ static uint64_t last_read_end = UINT64_MAX;
 static uint64_t write_generation, prefetch_uses;
 static int prefetch_busy;
 
-/* Copies [offset, offset + size) from a loaded segment; asks for the next piece of a sequential stream. */
-static int prefetched_read(char *buf, uint64_t offset, uint64_t size)
+/* The loaded segment holding [offset, offset + size), pinned until the reply (no copy: the reply is sent from
+   it); asks for the next piece of a sequential stream. */
+static struct segment *prefetched_read(uint64_t offset, uint64_t size, char **data)
 {
-    int served = 0;
+    struct segment *served = NULL;
     pthread_mutex_lock(&prefetch_lock);
     for (int i = 0; i < PREFETCH_SEGMENTS; i++) {
         struct segment *seg = &segments[i];
         if (seg->valid && seg->offset <= offset && offset + size <= seg->offset + seg->length) {
-            memcpy(buf, seg->data + (offset - seg->offset), size);
+            *data = seg->data + (offset - seg->offset);
             seg->used_at = ++prefetch_uses;
-            served = 1;
+            seg->pins++;
+            served = seg;
             break;
         }
     }
-    int sequential = served || offset == last_read_end;
+    int sequential = served != NULL || offset == last_read_end;
     last_read_end = offset + size;
     if (sequential) {
         uint64_t end = offset + size;
@@ -897,6 +906,13 @@ static void prefetch_invalidate(uint64_t offset, uint64_t size)
     pthread_mutex_unlock(&prefetch_lock);
 }
 
+static void prefetch_unpin(struct segment *seg)
+{
+    pthread_mutex_lock(&prefetch_lock);
+    seg->pins--;
+    pthread_mutex_unlock(&prefetch_lock);
+}
+
 static void *prefetch_thread(void *unused)
 {
     (void)unused;
@@ -910,10 +926,16 @@ static void *prefetch_thread(void *unused)
         prefetch_wanted = UINT64_MAX;
         if (offset + length > image_size)
             length = image_size - offset;
-        int victim = 0;                       /* the least recently used segment */
-        for (int i = 1; i < PREFETCH_SEGMENTS; i++)
-            if (!segments[i].valid || (segments[victim].valid && segments[i].used_at < segments[victim].used_at))
+        int victim = -1;                      /* an unpinned segment: an empty one, else the least recently used */
+        for (int i = 0; i < PREFETCH_SEGMENTS; i++) {
+            if (segments[i].pins)
+                continue;
+            if (victim < 0 || (segments[victim].valid &&
+                               (!segments[i].valid || segments[i].used_at < segments[victim].used_at)))
                 victim = i;
+        }
+        if (victim < 0)
+            continue;                         /* every segment still has replies to send: skip this piece */
         struct segment *seg = &segments[victim];
         seg->valid = 0;
         prefetch_busy = 1;
@@ -955,11 +977,16 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         fuse_reply_err(req, ENOMEM);
         return;
     }
+    char *prefetched = NULL;
+    struct segment *pinned = size ? prefetched_read((uint64_t)off, size, &prefetched) : NULL;
     ssize_t got = 0;
-    if (size && prefetched_read(buf, (uint64_t)off, size))
+    if (pinned) {
+        release_buffer(buf, size);
+        buf = prefetched;
         got = (ssize_t)size;
-    else if (size)
+    } else if (size) {
         got = pread(aligned(off, size) ? image_fd_direct : image_fd_buffered, buf, size, off);
+    }
     if (got < 0) {
         int error = errno;
         release_buffer(buf, size);
@@ -968,6 +995,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         return;
     }
     job->buf = buf;
+    job->pinned = pinned;
     job->buffer_size = size;
     job->size = (uint64_t)got;
     account(JOB_READ, job->size);
@@ -1181,9 +1209,12 @@ int main(int argc, char **argv)
     pthread_t drive;
     pthread_create(&drive, NULL, drive_thread, NULL);
     pthread_t prefetcher;
-    for (int i = 0; i < PREFETCH_SEGMENTS; i++)
-        if (posix_memalign((void **)&segments[i].data, 4096, PREFETCH_BYTES) != 0)
+    for (int i = 0; i < PREFETCH_SEGMENTS; i++) {
+        /* Huge pages: pinning one 2 MiB page per O_DIRECT read instead of 512 small ones. */
+        if (posix_memalign((void **)&segments[i].data, PREFETCH_BYTES, PREFETCH_BYTES) != 0)
             return 1;
+        madvise(segments[i].data, PREFETCH_BYTES, MADV_HUGEPAGE);
+    }
     pthread_create(&prefetcher, NULL, prefetch_thread, NULL);
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(config, (unsigned)P.max_threads);
