@@ -70,6 +70,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -841,6 +842,130 @@ static void account(enum job_kind kind, uint64_t size)
     pthread_mutex_unlock(&lock);
 }
 
+/* --- the host side of the write cache: writes land on the image in the background ---
+ * A write that waited for its O_DIRECT pwrite would pay the host disk's latency on every request, more than a
+ * drive's cache takes to absorb it. The data is kept (WRITE_BEHIND_BYTES at most, as a drive keeps its cache's
+ * contents) and written in arrival order by one thread, adjacent writes gathered into one pwritev. Reads wait for
+ * pending writes they overlap, prefetch never keeps data a pending write covers, and fsync waits until all is on
+ * the image (the loop device sends its flushes as fsync). */
+#define WRITE_BEHIND_BYTES (64u << 20)
+#define WRITE_BATCH_ENTRIES 256
+#define WRITE_BATCH_BYTES (4u << 20)
+
+static struct pending_write {
+    struct pending_write *next;
+    uint64_t offset, size;
+    char *buf;
+} *pending_writes_head, *pending_writes_tail;
+static pthread_mutex_t write_behind_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t write_behind_work = PTHREAD_COND_INITIALIZER;
+static pthread_cond_t write_behind_done = PTHREAD_COND_INITIALIZER;
+static uint64_t pending_write_bytes;
+static int write_behind_error;
+
+static int pending_write_overlaps(uint64_t offset, uint64_t size)   /* with write_behind_lock held */
+{
+    for (struct pending_write *w = pending_writes_head; w; w = w->next)
+        if (w->offset < offset + size && offset < w->offset + w->size)
+            return 1;
+    return 0;
+}
+
+static void wait_for_pending_writes(uint64_t offset, uint64_t size)
+{
+    pthread_mutex_lock(&write_behind_lock);
+    while (pending_write_overlaps(offset, size))
+        pthread_cond_wait(&write_behind_done, &write_behind_lock);
+    pthread_mutex_unlock(&write_behind_lock);
+}
+
+/* Waits until every pending write is on the image; returns its first error, if any (then cleared). */
+static int drain_pending_writes(void)
+{
+    pthread_mutex_lock(&write_behind_lock);
+    while (pending_writes_head)
+        pthread_cond_wait(&write_behind_done, &write_behind_lock);
+    int error = write_behind_error;
+    write_behind_error = 0;
+    pthread_mutex_unlock(&write_behind_lock);
+    return error;
+}
+
+/* Takes ownership of buf (an aligned buffer of `size` bytes); waits while the write-behind memory is full. */
+static void queue_write(uint64_t offset, uint64_t size, char *buf)
+{
+    struct pending_write *w = malloc(sizeof *w);
+    if (!w) {                                  /* no memory for the record: write it now */
+        if (pwrite(image_fd_direct, buf, size, (off_t)offset) < 0) {
+            pthread_mutex_lock(&write_behind_lock);
+            write_behind_error = errno;
+            pthread_mutex_unlock(&write_behind_lock);
+        }
+        release_buffer(buf, size);
+        return;
+    }
+    *w = (struct pending_write){.offset = offset, .size = size, .buf = buf};
+    pthread_mutex_lock(&write_behind_lock);
+    while (pending_write_bytes + size > WRITE_BEHIND_BYTES && pending_writes_head)
+        pthread_cond_wait(&write_behind_done, &write_behind_lock);
+    if (pending_writes_tail)
+        pending_writes_tail->next = w;
+    else
+        pending_writes_head = w;
+    pending_writes_tail = w;
+    pending_write_bytes += size;
+    pthread_cond_signal(&write_behind_work);
+    pthread_mutex_unlock(&write_behind_lock);
+}
+
+static void prefetch_invalidate(uint64_t offset, uint64_t size);
+
+static void *write_behind_thread(void *unused)
+{
+    (void)unused;
+    struct iovec iov[WRITE_BATCH_ENTRIES];
+    pthread_mutex_lock(&write_behind_lock);
+    for (;;) {
+        if (!pending_writes_head) {
+            if (stopping)
+                break;
+            pthread_cond_wait(&write_behind_work, &write_behind_lock);
+            continue;
+        }
+        /* The oldest writes, as long as each starts where the previous ended (order is kept). */
+        struct pending_write *first = pending_writes_head, *w = first;
+        int count = 0;
+        uint64_t bytes = 0;
+        while (w && count < WRITE_BATCH_ENTRIES && bytes + w->size <= WRITE_BATCH_BYTES &&
+               (count == 0 || w->offset == first->offset + bytes)) {
+            iov[count].iov_base = w->buf;
+            iov[count].iov_len = w->size;
+            bytes += w->size;
+            count++;
+            w = w->next;
+        }
+        pthread_mutex_unlock(&write_behind_lock);
+        ssize_t put = pwritev(image_fd_direct, iov, count, (off_t)first->offset);
+        int error = put < 0 ? errno : (uint64_t)put != bytes ? EIO : 0;
+        prefetch_invalidate(first->offset, bytes);
+        pthread_mutex_lock(&write_behind_lock);
+        if (error && !write_behind_error)
+            write_behind_error = error;
+        for (int i = 0; i < count; i++) {
+            struct pending_write *done = pending_writes_head;
+            pending_writes_head = done->next;
+            pending_write_bytes -= done->size;
+            release_buffer(done->buf, done->size);
+            free(done);
+        }
+        if (!pending_writes_head)
+            pending_writes_tail = NULL;
+        pthread_cond_broadcast(&write_behind_done);
+    }
+    pthread_mutex_unlock(&write_behind_lock);
+    return NULL;
+}
+
 /* --- the host side of read-ahead: the drive's buffer holds real data ---
  * A sequential reader would otherwise pay the host disk's latency on every request (a 64 KiB O_DIRECT pread
  * costs about as much as the modelled transfer), so the server reads ahead of a sequential stream in
@@ -898,6 +1023,7 @@ static struct segment *prefetched_read(uint64_t offset, uint64_t size, char **da
 /* A write makes overlapping prefetched data stale; the generation also spoils a load running across it. */
 static void prefetch_invalidate(uint64_t offset, uint64_t size)
 {
+    /* (also declared above for the write-behind thread) */
     pthread_mutex_lock(&prefetch_lock);
     write_generation++;
     for (int i = 0; i < PREFETCH_SEGMENTS; i++)
@@ -945,7 +1071,10 @@ static void *prefetch_thread(void *unused)
         ssize_t got = pread(image_fd_direct, seg->data, length, (off_t)offset);
         pthread_mutex_lock(&prefetch_lock);
         prefetch_busy = 0;
-        if (got == (ssize_t)length && generation == write_generation) {
+        pthread_mutex_lock(&write_behind_lock);
+        int overlapped = pending_write_overlaps(offset, length);
+        pthread_mutex_unlock(&write_behind_lock);
+        if (got == (ssize_t)length && generation == write_generation && !overlapped) {
             seg->offset = offset;
             seg->length = length;
             seg->used_at = ++prefetch_uses;
@@ -985,6 +1114,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
         buf = prefetched;
         got = (ssize_t)size;
     } else if (size) {
+        wait_for_pending_writes((uint64_t)off, size);
         got = pread(aligned(off, size) ? image_fd_direct : image_fd_buffered, buf, size, off);
     }
     if (got < 0) {
@@ -1020,7 +1150,7 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t put;
+    ssize_t put = (ssize_t)size;
     prefetch_invalidate((uint64_t)off, size);
     if (aligned(off, size)) {
         /* O_DIRECT needs an aligned buffer; libfuse's sits after the request headers. */
@@ -1031,12 +1161,15 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *data, size_t si
             return;
         }
         memcpy(buf, data, size);
-        put = pwrite(image_fd_direct, buf, size, off);
-        release_buffer(buf, size);
+        queue_write((uint64_t)off, size, buf);
     } else {
-        put = pwrite(image_fd_buffered, data, size, off);
+        /* Rare (the loop device sends whole sectors): after what is pending, through the page cache. */
+        int error = drain_pending_writes();
+        put = error ? -1 : pwrite(image_fd_buffered, data, size, off);
+        if (error)
+            errno = error;
+        prefetch_invalidate((uint64_t)off, size);
     }
-    prefetch_invalidate((uint64_t)off, size);       /* again: a load may have run while this write landed */
     if (put < 0) {
         int error = errno;
         free(job);
@@ -1060,6 +1193,11 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
     pthread_mutex_lock(&lock);
     S.fsyncs++;
     pthread_mutex_unlock(&lock);
+    int error = drain_pending_writes();
+    if (error) {
+        fuse_reply_err(req, error);
+        return;
+    }
     struct job *job = new_job(req, JOB_FSYNC, 0, 0);
     if (!job) {
         fuse_reply_err(req, ENOMEM);
@@ -1216,6 +1354,8 @@ int main(int argc, char **argv)
         madvise(segments[i].data, PREFETCH_BYTES, MADV_HUGEPAGE);
     }
     pthread_create(&prefetcher, NULL, prefetch_thread, NULL);
+    pthread_t writer;
+    pthread_create(&writer, NULL, write_behind_thread, NULL);
     struct fuse_loop_config *config = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(config, (unsigned)P.max_threads);
     fuse_loop_cfg_set_idle_threads(config, 4);
@@ -1231,6 +1371,13 @@ int main(int argc, char **argv)
     pthread_cond_signal(&prefetch_wake);
     pthread_mutex_unlock(&prefetch_lock);
     pthread_join(prefetcher, NULL);
+    int write_error = drain_pending_writes();   /* everything on the image before the mount goes */
+    pthread_mutex_lock(&write_behind_lock);
+    pthread_cond_signal(&write_behind_work);
+    pthread_mutex_unlock(&write_behind_lock);
+    pthread_join(writer, NULL);
+    if (write_error)
+        fprintf(stderr, "spillway-hdd-model: a write to the image failed: %s\n", strerror(write_error));
     write_stats();
     fuse_session_unmount(se);
     fuse_remove_signal_handlers(se);
