@@ -1,0 +1,90 @@
+"""The expectations of the HDD fidelity benchmark (experiments/benchmarks/hdd_fidelity.py): the datasheet's
+formulas, checked on their own, without the model server or any device."""
+import random
+
+import pytest
+
+from experiments.benchmarks.hdd_fidelity import (
+    GIB, KIB, MIB, Drive, mixed_iops, points, random_read_service_s, sequential_read_rate,
+    sequential_write_rate, sptf_random_read_iops,
+)
+
+DRIVE = Drive()
+
+
+def test_the_seek_curve_averages_to_the_datasheet_over_uniform_cylinder_pairs():
+    # Datasheets weight an n-track seek by (max + 1 - n): uniform start and end cylinders.
+    assert DRIVE.full_stroke_ms() == pytest.approx(0.23 + (7.4 - 0.23) * 15 / 8)
+    rng = random.Random(1)
+    pairs = [(rng.random(), rng.random()) for _ in range(100_000)]
+    for write, average_ms in ((False, 7.4), (True, 8.2)):
+        mean_ms = 1e3 * sum(DRIVE.seek_s(abs(a - b), write) for a, b in pairs) / len(pairs)
+        assert mean_ms == pytest.approx(average_ms, rel=0.01)
+    assert DRIVE.seek_s(0) == 0
+    assert DRIVE.seek_s(1) * 1e3 == pytest.approx(DRIVE.full_stroke_ms())
+
+
+def test_zones_run_from_the_outer_rate_to_the_inner_one_with_more_bytes_outside():
+    assert DRIVE.media_rate(0) == pytest.approx(255e6)
+    assert DRIVE.media_rate(1) == pytest.approx(127.5e6)
+    assert DRIVE.stroke(0) == 0 and DRIVE.stroke(1) == pytest.approx(1)
+    # Constant linear density: the outer half of the bytes takes less than half of the stroke.
+    assert DRIVE.stroke(0.5) < 0.5
+    whole = DRIVE.streaming_rate(0, 1)
+    assert 127.5e6 < whole < 255e6
+    assert DRIVE.streaming_rate(0, 0.25) == pytest.approx(242.4e6, rel=0.01)
+
+
+def test_random_reads_are_seek_bound_and_queueing_reorders_them():
+    service_s = random_read_service_s(DRIVE, 4 * KIB, samples=50_000)
+    # overhead + a seek a bit under the datasheet's (more bytes on outer tracks) + half a revolution
+    assert 0.0105 < service_s < 0.0125
+    qd1 = 1 / service_s
+    qd32 = sptf_random_read_iops(DRIVE, 4 * KIB, 32, steps=3_000)
+    assert 80 < qd1 < 95
+    assert 2 * qd1 < qd32 < 400
+
+
+def test_sequential_reads_stream_at_the_media_rate_unless_hits_are_slower():
+    region = 2 * GIB / (8 * GIB)
+    assert sequential_read_rate(DRIVE, MIB, region) == pytest.approx(DRIVE.streaming_rate(0, region))
+    four_kib = sequential_read_rate(DRIVE, 4 * KIB, region)
+    assert four_kib == pytest.approx(4096 / (30e-6 + 4096 / 600e6))
+    assert four_kib < DRIVE.streaming_rate(0, region)
+
+
+def test_sequential_writes_fill_the_cache_then_go_at_the_media_rate():
+    region = 0.25
+    media = DRIVE.streaming_rate(0, region)
+    incoming = DRIVE.host_bound_rate(MIB)
+    fill_s = DRIVE.write_cache / (incoming - media)
+    assert sequential_write_rate(DRIVE, MIB, region, fill_s / 2) == pytest.approx(incoming)
+    five = sequential_write_rate(DRIVE, MIB, region, 5)
+    assert five == pytest.approx((incoming * fill_s + media * (5 - fill_s)) / 5)
+    assert media < five < incoming
+    assert sequential_write_rate(Drive(hit_overhead_ms=1.0), 4 * KIB, region, 5) == pytest.approx(
+        4096 / (1e-3 + 4096 / 600e6))
+
+
+def test_mixed_stream_pays_random_reads_and_cache_hits():
+    read_s = random_read_service_s(DRIVE, 4 * KIB)
+    assert mixed_iops(DRIVE, 4 * KIB, 1.0) == pytest.approx(1 / read_s)
+    assert mixed_iops(DRIVE, 4 * KIB, 0.7) > mixed_iops(DRIVE, 4 * KIB, 1.0)
+
+
+def test_the_points_cover_the_issue():
+    chosen = points(DRIVE, 8 * GIB, 5)
+    names = [p.name for p in chosen]
+    assert "random read 4 KiB QD1" in names and "random read 4 KiB QD32" in names
+    for size in ("4 KiB", "64 KiB", "1 MiB", "16 MiB"):
+        assert f"sequential read {size}" in names and f"sequential write {size}" in names
+    assert any(name.startswith("mixed") for name in names)
+    assert {p.unit for p in chosen} == {"IOPS", "MB/s"}
+
+
+def test_the_server_gets_every_drive_figure():
+    options = DRIVE.server_options()
+    for flag in ("--rpm", "--read-seek-avg-ms", "--read-seek-track-ms", "--write-seek-avg-ms",
+                 "--write-seek-track-ms", "--outer-rate", "--inner-rate", "--interface-rate", "--overhead-ms",
+                 "--hit-overhead-ms", "--write-cache", "--readahead"):
+        assert flag in options
