@@ -47,6 +47,16 @@ def size_label(size_bytes) -> str:
     return f"{value:g} {_BINARY_UNITS[unit]}"
 
 
+def exact_size(size_bytes) -> str:
+    """A request size as size_label gives it where that is the exact size (`8 KiB`, `1.25 MiB`), else with its bytes
+    (`1.00098 MiB (1,049,600 B)`): a size is read as a label, never mistaken for a rounded one."""
+    label = size_label(size_bytes)
+    value, unit = label.split(" ")
+    if float(value) * 1024 ** _BINARY_UNITS.index(unit) == float(size_bytes):
+        return label
+    return f"{label} ({number(size_bytes, 'B', 0)})"
+
+
 def utc(epoch_s) -> str:
     """`2026-11-21 16:50:00 UTC`: a moment readable the same on every host, whatever its time zone."""
     if missing(epoch_s):

@@ -6,7 +6,7 @@ import pandas as pd
 
 from .. import access_patterns, metrics, statistics
 from ..comparison import IO_PATTERN_KEYS
-from ..formatting import MISSING, format_bytes, number, rate, size_label, spread
+from ..formatting import MISSING, exact_size, format_bytes, number, rate, size_label, spread
 from ..models.sensitivity import MODEL_NAMES
 
 
@@ -294,10 +294,10 @@ def _direction(op: str) -> str:
 
 
 def _size_text(row: dict) -> str:
-    """A common access size, `8 KiB (8,192 B)`, or the folded rest, `7 other sizes`."""
+    """A common access size, `8 KiB` (formatting.exact_size), or the folded rest, `7 other sizes`."""
     if pd.isna(row["size_bytes"]):
         return number(row["sizes"], "other sizes", 0)
-    return f"{size_label(row['size_bytes'])} ({number(row['size_bytes'], 'B', 0)})"
+    return exact_size(row["size_bytes"])
 
 
 def access_size_rows(sizes: pd.DataFrame, backends: dict) -> list[dict]:
@@ -407,21 +407,22 @@ def _pattern_keys(r: dict) -> dict:
 
 def compare_access_size_rows(sizes: pd.DataFrame, top: int = access_patterns.COMMON_SIZES) -> list[dict]:
     """comparison.io_patterns' common access sizes as rows, in its order: one per workload, direction, configuration
-    and device, its `top` most common sizes side by side (`8 KiB (8,192 B): 36 requests, 29.8 %` of the direction's
-    requests on the device), then the other sizes folded (`7 other sizes: ...`), the direction's requests and bytes."""
+    and device, its `top` most common sizes side by side, each cell a size and its count (`8 KiB:`,
+    `36 requests, 29.8 %` of the direction's requests on the device), then the other sizes folded (`7 other
+    sizes:`, ...), and the direction's requests and bytes."""
     rows = []
     if sizes.empty:
         return rows
     for _, group in sizes.groupby(IO_PATTERN_KEYS, sort=False, observed=True, dropna=False):
-        ranked = {int(r["rank"]): r for r in group.to_dict("records")}
-        cells = {rank: f"{_size_text(r)}: {number(r['requests'], 'requests', 0)}, {number(r['share_pct'], '%', 1)}"
-                 for rank, r in ranked.items()}
+        cells = {int(r["rank"]): (f"{_size_text(r)}:",
+                                  f"{number(r['requests'], 'requests', 0)}, {number(r['share_pct'], '%', 1)}")
+                 for r in group.to_dict("records")}
         first = group.iloc[0].to_dict()
         rows.append({**_pattern_keys(first), "op": _direction(first["op"]),
                      "requests": number(first["device_requests"], "requests", 0),
                      "bytes": format_bytes(group["bytes"].sum()),
-                     "sizes": [cells.get(rank, MISSING) for rank in range(1, top + 1)],
-                     "rest": cells.get(top + 1, f"{MISSING} (no other size)")})
+                     "sizes": [cells.get(rank, (MISSING, "")) for rank in range(1, top + 1)],
+                     "rest": cells.get(top + 1, (MISSING, "(no other size)"))})
     return rows
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from analysis import access_patterns, metrics
 from analysis.compare import write_comparison
-from analysis.formatting import size_label
+from analysis.formatting import exact_size
 from analysis.presentation import figures, rows
 from analysis.report import write_report
 from analysis.tables import read_table, read_tables
@@ -75,7 +75,10 @@ def test_the_rows_carry_units_and_add_up_to_the_direction_totals():
     assert all(r["requests"].endswith(f"of {len(data):,}") for r in reads)
     assert sum(int(r["requests"].split(" of ")[0].replace(",", "")) for r in reads) == len(data)
     top = data["bytes"].value_counts()
-    assert reads[0]["size"] == f"8 KiB (8,192 B)" and top.idxmax() == 8192
+    assert reads[0]["size"] == "8 KiB" and top.idxmax() == 8192
+    # a size reads as its label where that is exact, else with its bytes
+    assert [exact_size(s) for s in (512, 8192, 1310720, 1049600)] == \
+        ["512 B", "8 KiB", "1.25 MiB", "1.00098 MiB (1,049,600 B)"]
     assert re.fullmatch(r"[\d,]+ other sizes", reads[-1]["size"])
     assert all(re.fullmatch(r"[\d.]+ %", r["share"]) and re.fullmatch(r"[\d.]+ (B|KiB|MiB|GiB)", r["bytes"])
                for r in traced["size_rows"])
@@ -105,7 +108,7 @@ def test_the_report_shows_the_three_views_of_a_traced_workload_and_what_misses_f
     for op in ("read", "write"):
         count = int((data["op"] == op).sum())
         assert f"{op}s: {count:,} requests" in traced                         # the heat map's caption
-        assert re.search(rf"<td>{op}s</td><td>1</td><td class=\"num\">[\d.]+ (B|KiB|MiB) \([\d,]+ B\)</td>\s*"
+        assert re.search(rf"<td>{op}s</td><td>1</td><td class=\"num\">[\d.]+ (B|KiB|MiB)( \([\d,]+ B\))?</td>\s*"
                          rf"<td class=\"num\">[\d,]+ of {count:,}</td>", traced)  # the most common size of each
         assert re.search(rf"<td>{op}s</td><td class=\"num\">{count:,}</td>\s*<td class=\"num\">1</td>"
                          r"<td class=\"num\">[\d.]+ % \([\d,]+ of [\d,]+\)</td>", traced)
@@ -123,7 +126,7 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
     by_run = {"hdd": block_counts_by_hand("terasort-hdd"), "nvme": block_counts_by_hand("terasort-nvme")}
     size_rows = re.findall(r"<tr><td>terasort</td><td>(reads|writes)</td><td>(hdd|nvme)</td><td>terasort</td>"
                            r"<td>loop1 \((hdd|nvme)\) on localhost</td>\s*<td class=\"num\">([\d,]+) requests</td>"
-                           r"<td class=\"num\">[\d.]+ (?:KiB|MiB)</td>((?:<td class=\"num\">[^<]*</td>){5})</tr>",
+                           r"<td class=\"num\">[\d.]+ (?:KiB|MiB)</td>\s*((?:<td class=\"num\">.*?</td>){5})</tr>",
                            section.split('id="io-pattern-sequential"')[0])
     # reads first, then writes; in each, the baseline (hdd) before nvme: one direction reads down the runs
     assert [(op, config) for op, config, *_ in size_rows] == [("reads", "hdd"), ("reads", "nvme"),
@@ -131,10 +134,10 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
     for op, config, profile, requests, cells in size_rows:
         counted = by_run[config][("terasort", "loop1", op[:-1])]
         assert profile == config and int(requests.replace(",", "")) == counted["requests"]
-        cells = re.findall(r'<td class="num">([^<]*)</td>', cells)
+        cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r'<td class="num">(.*?)</td>', cells)]
         for cell, (size, count) in zip(cells[:4], counted["sizes"]):
             share = f"{100 * count / counted['requests']:.1f} %"
-            assert cell.startswith(f"{size_label(size)} ({size:,} B): {count:,} requests, {share}"), cell
+            assert cell == f"{exact_size(size)}: {count:,} requests, {share}", cell
         rest = counted["sizes"][4:]
         assert cells[4] == (f"{len(rest)} other sizes: {sum(c for _, c in rest):,} requests, "
                             f"{100 * sum(c for _, c in rest) / counted['requests']:.1f} %")

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.compare import write_comparison
 from analysis.report import write_report
-from analysis.formatting import size_label
+from analysis.formatting import exact_size
 from conftest import FIXTURES, block_counts_by_hand, copy_recorded_run
 from headless_chromium import BrowserError, HeadlessChromium
 
@@ -162,7 +162,7 @@ def _share(text: str) -> tuple[float, int, int]:
 def _assert_sizes(cells: list[str], counted: dict) -> None:
     """The ranked size cells hold the recorded trace's most common sizes with their requests and shares."""
     for cell, (size, count) in zip(cells, counted["sizes"]):
-        assert cell == f"{size_label(size)} ({size:,} B): {count:,} requests, {100 * count / counted['requests']:.1f} %"
+        assert cell == f"{exact_size(size)}: {count:,} requests, {100 * count / counted['requests']:.1f} %"
 
 
 def test_a_traced_runs_report_shows_its_io_pattern_views_with_the_traces_numbers(browser, pages):
@@ -191,7 +191,7 @@ def test_a_traced_runs_report_shows_its_io_pattern_views_with_the_traces_numbers
             assert [r["rank"] for r in shown] == [str(i) for i in range(1, min(len(c["sizes"]), 4) + 1)] + \
                 (["rest"] if len(c["sizes"]) > 4 else [])
             for row, (size, count) in zip(shown[:4], c["sizes"]):
-                assert row["request size"] == f"{size_label(size)} ({size:,} B)"
+                assert row["request size"] == exact_size(size)
                 assert row["requests (of the direction's)"] == f"{count:,} of {c['requests']:,}"
             if len(c["sizes"]) > 4:
                 assert shown[-1]["request size"] == f"{len(c['sizes']) - 4:,} other sizes"
