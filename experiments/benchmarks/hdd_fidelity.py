@@ -215,7 +215,9 @@ class Stack:
         self.mountpoint.mkdir(exist_ok=True)
         self.server = subprocess.Popen([str(self.binary), "--image", str(self.image), "--mountpoint",
                                         str(self.mountpoint), "--stats", str(self.stats), "--foreground",
-                                        *options], stderr=open(self.work / "server.log", "a"))
+                                        *options], stderr=open(self.work / "server.log", "a"),
+                                       # its own session: a Ctrl-C must not stop it before the loop is detached
+                                       start_new_session=True)
         served = self.mountpoint / "disk"
         for _ in range(100):
             if served.exists():
@@ -322,6 +324,11 @@ def print_table(chosen: list[Point], reply_early_us: float) -> None:
           f"of one core during the point (model run), and per request; --reply-early-us {reply_early_us:.0f}")
 
 
+def interrupted(signum, frame):
+    """SIGTERM as Ctrl-C: the same cleanup."""
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runtime", type=float, default=5, help="seconds per point on the model")
@@ -336,7 +343,7 @@ def main(argv=None) -> int:
     chosen = [p for p in points(drive, image_bytes, args.runtime) if not args.only or args.only in p.name]
     work = Path(tempfile.mkdtemp(prefix="spillway-hdd-fidelity-", dir="/var/tmp"))
     stack = None
-    previous_handler = signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    previous_handler = signal.signal(signal.SIGTERM, interrupted)
     try:
         binary = build(work)
         image = work / "disk.img"
