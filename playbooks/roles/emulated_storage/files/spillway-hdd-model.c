@@ -22,9 +22,10 @@
  *     the target sector comes round.
  *   - transfer: bytes / the rate at the request's radius; the host link (--interface-rate) for buffer hits.
  *   - command overhead: --overhead-ms before a media access, --hit-overhead-ms for a buffer or cache hit.
- *   - read-ahead buffer: after a read the head keeps reading at the media rate (up to --readahead bytes) while
- *     the drive is idle; a read inside that buffer is a hit, a read continuing the stream waits only for
- *     the stream to reach its end (no seek, no rotation).
+ *   - read-ahead buffer: after a read the head keeps reading at the media rate while the drive is idle, up to
+ *     --readahead bytes past what the host has taken (a hit moves that window on); a read inside the buffer is
+ *     a hit, a read anywhere in the window continues the stream and waits only for the stream to reach its
+ *     end (no seek, no rotation; the pieces of one large request arrive in any order).
  *   - write cache (write-back, --write-cache bytes): a write is acknowledged once in the cache; dirty
  *     extents (merged when adjacent) are destaged when the drive is idle (no read pending) and at least
  *     --destage-min bytes are dirty or no command has been outstanding for --destage-idle; when the cache is full a
@@ -37,6 +38,11 @@
  *   - --reply-early: the reply leaves this long before the modelled completion, to hide the constant cost
  *     of the kernel path (loop device, FUSE round trip) measured on the host; the drive's own timeline is
  *     not changed by it.
+ *
+ * The host side (not timing, but what keeps the host's own latency out of a request): the server reads 2 MiB
+ * ahead of a sequential reader from the image (8 segments, 16 MiB, on huge pages; replies are sent straight from
+ * them) and writes in the background (at most 16 MiB and 1024 writes pending, in arrival order; reads wait for
+ * pending writes they overlap; fsync drains them). Memory: about 64 MiB at most with the buffer pool.
  *
  * Defaults: Western Digital Ultrastar DC HC310 (HUS726T4TALA6L4 class, 3.5" SATA 6 Gb/s, 7200 rpm), "Hard Disk
  * Drive Specifications, Ultrastar DC HC310, Revision 1.4, 18 September 2018", section 4.5.1: average seek
@@ -115,7 +121,7 @@ static struct params P = {
     .rpm = 7200, .read_seek_avg_ms = 7.4, .read_seek_track_ms = 0.23, .write_seek_avg_ms = 8.2,
     .write_seek_track_ms = 0.32, .outer_rate = 255e6, .inner_rate = 127.5e6, .interface_rate = 600e6,
     .overhead_ms = 0.1, .hit_overhead_ms = 0.03, .destage_idle_ms = 10, .max_wait_ms = 1000, .reply_early_us = 0,
-    .write_cache = 256ull << 20, .readahead = 4ull << 20, .destage_min = 1ull << 20, .max_threads = 64,
+    .write_cache = 256000000,             /* the datasheet's 256 MB */ .readahead = 4ull << 20, .destage_min = 1ull << 20, .max_threads = 64,
 };
 static struct geometry G;
 static int image_fd_direct = -1, image_fd_buffered = -1;
@@ -563,7 +569,7 @@ static void write_stats(void)
 /* Aligned buffers are kept for reuse by power-of-two size class (4 KiB .. 1 MiB): allocating and faulting in
    a fresh 1 MiB buffer per request cost more CPU than the request's copies. */
 #define BUFFER_CLASSES 9
-#define BUFFERS_KEPT_PER_CLASS 64
+#define BUFFERS_KEPT_PER_CLASS 16   /* at most about 32 MiB kept over all classes */
 static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *buffers_kept[BUFFER_CLASSES][BUFFERS_KEPT_PER_CLASS];
 static int buffers_kept_count[BUFFER_CLASSES];
@@ -1245,7 +1251,7 @@ static void usage(FILE *out)
             "  --interface-rate BYTES/S    host link, for buffer and cache hits (600000000)\n"
             "  --overhead-ms MS            command overhead of a media access (0.1)\n"
             "  --hit-overhead-ms MS        command overhead of a buffer or write-cache hit (0.03)\n"
-            "  --write-cache BYTES         write-back cache, 0 = write through (268435456)\n"
+            "  --write-cache BYTES         write-back cache, 0 = write through (256000000)\n"
             "  --readahead BYTES           read-ahead after a read (4194304)\n"
             "  --destage-min BYTES         dirty bytes that start destaging while reads come (1048576)\n"
             "  --destage-idle-ms MS        time with no command outstanding that starts destaging anyway (10)\n"
