@@ -1,5 +1,6 @@
-"""Role hadoop's spillway-drop-block-cache (spillway_hdfs_page_cache: dropped): it empties the page cache of HDFS
-block files no DataNode holds open, leaves the others and every other file alone, and stops on SIGTERM.
+"""Role hadoop's spillway-drop-block-cache (spillway_hdfs_page_cache: dropped): it drops the pages of HDFS block
+files no DataNode holds open once they have been cached for a period, leaves newer pages, open blocks and every other
+file alone, and stops on SIGTERM.
 
 Real files on this machine's disk, the real page cache (fincore from util-linux counts the cached pages), a real
 process holding a file open in place of the DataNode.
@@ -38,8 +39,8 @@ def data_dir(tmp_path):
     return tmp_path
 
 
-def run_until_stopped(data, pid_file, wait_s=1.5):
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--every", "0.2", "--open-by", str(pid_file),
+def run_until_stopped(data, pid_file, wait_s=1.5, every_s=0.2):
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "--every", str(every_s), "--open-by", str(pid_file),
                              "--for-at-most", "60", str(data / "current")],
                             stdout=subprocess.PIPE, text=True)
     time.sleep(wait_s)
@@ -69,8 +70,17 @@ def test_drops_the_block_files_but_not_what_the_datanode_holds_open_nor_other_fi
     assert cached_bytes(block) == 0 and cached_bytes(meta) == 0
     assert cached_bytes(held) >= 3 * MIB, "a block the DataNode holds open keeps its pages"
     assert cached_bytes(other) >= 3 * MIB, "only blk_* files are dropped"
-    assert out.startswith("dropping the page cache of blk_*")
-    assert "stopped: " in out and "skipped while open" in out
+    assert out.startswith("dropping the pages of blk_*")
+    assert "stopped: " in out and "8.0 MiB dropped" in out and "skipped while open" in out
+
+
+def test_a_page_cached_since_the_last_pass_stays_until_the_next(data_dir):
+    # one pass only (a 30 s period, stopped after 1 s): the pages it finds cached arrived within the period
+    block = data_dir / "current/blk_3"
+    write_cached(block)
+    out = run_until_stopped(data_dir, data_dir / "none.pid", wait_s=1, every_s=30)
+    assert cached_bytes(block) >= 3 * MIB, out
+    assert "stopped: 1 passes" in out and "0.0 MiB dropped" in out
 
 
 def test_a_stale_pid_file_protects_nothing(data_dir):
