@@ -26,6 +26,10 @@
  *     --readahead bytes past what the host has taken (a hit moves that window on); a read inside the buffer is
  *     a hit, a read anywhere in the window continues the stream and waits only for the stream to reach its
  *     end (no seek, no rotation; the pieces of one large request arrive in any order).
+ *   - segments: the buffer keeps what the last --segments - 1 streams read; a read inside one is a hit. When
+ *     a read resumes a stream the drive had (it starts inside or at the end of a kept segment), the drive
+ *     reads on --min-prefetch bytes before taking other work, so interleaved sequential readers each find
+ *     their next requests in their segment (adaptive prefetch; a random read gets none).
  *   - write cache (write-back, --write-cache bytes): a write is acknowledged once in the cache; dirty
  *     extents (merged when adjacent) are destaged when the drive is idle (no read pending) and at least
  *     --destage-min bytes are dirty or no command has been outstanding for --destage-idle; when the cache is full a
@@ -94,7 +98,8 @@ struct params {
     double rpm, read_seek_avg_ms, read_seek_track_ms, write_seek_avg_ms, write_seek_track_ms;
     double outer_rate, inner_rate, interface_rate;      /* bytes per second */
     double overhead_ms, hit_overhead_ms, destage_idle_ms, max_wait_ms, reply_early_us;
-    uint64_t capacity, write_cache, readahead, destage_min;
+    uint64_t capacity, write_cache, readahead, destage_min, min_prefetch;
+    int segments;
     int max_threads, no_model, foreground;
 };
 
@@ -121,7 +126,8 @@ static struct params P = {
     .rpm = 7200, .read_seek_avg_ms = 7.4, .read_seek_track_ms = 0.23, .write_seek_avg_ms = 8.2,
     .write_seek_track_ms = 0.32, .outer_rate = 255e6, .inner_rate = 127.5e6, .interface_rate = 600e6,
     .overhead_ms = 0.1, .hit_overhead_ms = 0.03, .destage_idle_ms = 10, .max_wait_ms = 1000, .reply_early_us = 0,
-    .write_cache = 256000000,             /* the datasheet's 256 MB */ .readahead = 4ull << 20, .destage_min = 1ull << 20, .max_threads = 64,
+    .write_cache = 256000000,             /* the datasheet's 256 MB */
+    .segments = 16, .min_prefetch = 512 * 1024, .readahead = 4ull << 20, .destage_min = 1ull << 20, .max_threads = 64,
 };
 static struct geometry G;
 static int image_fd_direct = -1, image_fd_buffered = -1;
@@ -136,7 +142,9 @@ static struct job *space_waiters_head, *space_waiters_tail; /* writes waiting fo
 static struct job *flush_waiters;
 static struct job *done_list;                            /* to reply at reply_at */
 static nanos busy_until;                                 /* the mechanism is busy until then */
-static struct job *in_service;                           /* its foreground job, if any */
+static int mechanism_busy;                               /* with a host request (its reply is already scheduled) */
+static int in_prefetch;                                  /* busy past the request's end: minimum prefetch */
+static nanos prefetch_from, prefetch_until;              /* prefetch_until: a prefetch a continuation cut into */
 static uint64_t destage_in_service_offset, destage_in_service_bytes;
 static int destage_in_service;
 static double head_stroke;                               /* 0 = outer edge, 1 = inner edge */
@@ -153,7 +161,7 @@ static int stopping;
 static struct stats {
     uint64_t reads, writes, fsyncs, read_bytes, written_bytes, largest_read, largest_write;
     uint64_t buffer_hits, stream_continuations, cache_absorbed, cache_full_waits, destages, destaged_bytes;
-    uint64_t write_throughs, reordered, aged;
+    uint64_t write_throughs, reordered, aged, min_prefetches;
 } S;
 
 static nanos now_ns(void)
@@ -243,6 +251,62 @@ static uint64_t buffer_high(nanos t)
     return high < (double)stream_limit ? (uint64_t)high : stream_limit;
 }
 
+/* The buffer's other segments: what earlier streams read, kept (least recently used goes) so that a reader the
+   drive left for another one still finds its data (--segments, the active stream included). */
+#define MAX_SEGMENTS 256
+static struct kept_segment { uint64_t low, high, used; } kept[MAX_SEGMENTS];
+static int kept_count;
+static uint64_t kept_clock;
+
+static void keep_segment(uint64_t low, uint64_t high)
+{
+    if (high <= low || P.segments < 2)
+        return;
+    int slot = -1;
+    for (int i = 0; i < kept_count; i++)
+        if (kept[i].low == low) {
+            slot = i;                          /* the same stream again: it grew */
+            break;
+        }
+    if (slot < 0 && kept_count < P.segments - 1 && kept_count < MAX_SEGMENTS)
+        slot = kept_count++;
+    if (slot < 0) {
+        slot = 0;
+        for (int i = 1; i < kept_count; i++)
+            if (kept[i].used < kept[slot].used)
+                slot = i;
+    }
+    kept[slot] = (struct kept_segment){.low = low, .high = high, .used = ++kept_clock};
+}
+
+static int kept_segment_hit(uint64_t offset, uint64_t size)
+{
+    for (int i = 0; i < kept_count; i++)
+        if (kept[i].low <= offset && offset + size <= kept[i].high) {
+            kept[i].used = ++kept_clock;
+            return 1;
+        }
+    return 0;
+}
+
+/* The read starts inside or right at the end of a kept segment: a stream the drive knows comes back. */
+static int kept_segment_resumed(uint64_t offset)
+{
+    for (int i = 0; i < kept_count; i++)
+        if (kept[i].low <= offset && offset <= kept[i].high)
+            return 1;
+    return 0;
+}
+
+static void kept_segments_invalidate(uint64_t offset, uint64_t size)
+{
+    for (int i = 0; i < kept_count;)
+        if (kept[i].low < offset + size && offset < kept[i].high)
+            kept[i] = kept[--kept_count];
+        else
+            i++;
+}
+
 /* The mechanism takes other work at t: read-ahead stops where it got to, and the head is there. */
 static void stop_stream(nanos t)
 {
@@ -251,6 +315,7 @@ static void stop_stream(nanos t)
     buffer_high_frozen = buffer_high(t);
     head_stroke = stroke_of(buffer_high_frozen);
     stream_active = 0;
+    keep_segment(buffer_low, buffer_high_frozen);
 }
 
 /* A read the streaming head will reach without repositioning: anywhere from the buffer's start to the end of
@@ -388,6 +453,7 @@ static void arrive(struct job *job)
     job->arrival = t;
     last_command_activity = t;
     double host_transfer = P.hit_overhead_ms / 1e3 + job->size / P.interface_rate;
+    int active_hit = 0;
     if (job->kind == JOB_FSYNC) {
         if (dirty_bytes == 0 && !space_waiters_head)
             complete_at(job, t);
@@ -396,11 +462,13 @@ static void arrive(struct job *job)
             flush_waiters = job;
         }
     } else if (job->kind == JOB_READ &&
-               ((job->offset >= buffer_low && job->offset + job->size <= buffer_high(t)) ||
+               ((active_hit = job->offset >= buffer_low && job->offset + job->size <= buffer_high(t)) ||
+                kept_segment_hit(job->offset, job->size) ||
                 (dirty_count && dirty_covers(job->offset, job->size)))) {
         S.buffer_hits++;
-        /* The host takes data out of the buffer: read-ahead, still running, may go that much further. */
-        if (stream_active && buffer_high(t) < stream_limit && job->offset + job->size + P.readahead > stream_limit)
+        /* The host takes data out of the streaming segment: read-ahead, still running, may go that much further. */
+        if (active_hit && stream_active && buffer_high(t) < stream_limit &&
+            job->offset + job->size + P.readahead > stream_limit)
             stream_limit = job->offset + job->size + P.readahead;
         complete_at(job, t + seconds_to_ns(host_transfer));
     } else if (job->kind == JOB_WRITE && P.write_cache) {
@@ -409,6 +477,7 @@ static void arrive(struct job *job)
             stop_stream(t);
             buffer_low = buffer_high_frozen = 0;
         }
+        kept_segments_invalidate(job->offset, job->size);
         if (!space_waiters_head && dirty_bytes + job->size <= P.write_cache &&
             dirty_insert(job->offset, job->size) == 0) {
             S.cache_absorbed++;
@@ -440,17 +509,19 @@ static void start_job(struct job *job, nanos start)
 {
     int is_write = job->kind == JOB_WRITE;
     nanos end;
-    int continuation = continues_stream(job, start);
+    int continuation = continues_stream(job, start), resumed = 0;
     if (continuation) {
         /* The head is already streaming there: the data is in when the stream reaches the job's end. */
         double rate = media_rate(stream_offset);
         uint64_t job_end = job->offset + job->size;
-        end = stream_time + seconds_to_ns((double)(job_end - stream_offset) / rate);
+        /* Signed: a piece behind the stream's front (read already) is due at once. */
+        end = stream_time + seconds_to_ns(((double)job_end - (double)stream_offset) / rate);
         if (end < start)
             end = start;
         S.stream_continuations++;
     } else {
         stop_stream(start);
+        resumed = job->kind == JOB_READ && kept_segment_resumed(job->offset);
         double positioning = positioning_seconds(start, job->offset, is_write);
         end = start + seconds_to_ns(positioning + job->size / media_rate(job->offset));
         if (is_write)
@@ -482,14 +553,34 @@ static void start_job(struct job *job, nanos start)
     } else {
         stream_active = 0;
         buffer_low = buffer_high_frozen = 0;
+        kept_segments_invalidate(job->offset, job->size);
     }
     busy_until = end;
-    in_service = job;
+    mechanism_busy = 1;
+    in_prefetch = 0;
+    if (job->kind == JOB_READ && !continuation && resumed && P.min_prefetch) {
+        /* A stream the drive had read before came back: it reads on for min_prefetch bytes whatever waits, so
+           that interleaved streams each find their next requests in their segment. */
+        busy_until = end + seconds_to_ns((double)P.min_prefetch / media_rate(stream_offset));
+        in_prefetch = 1;
+        prefetch_from = end;
+        S.min_prefetches++;
+    } else if (continuation && prefetch_until > end) {
+        busy_until = prefetch_until;
+        in_prefetch = 1;
+        prefetch_from = end;
+    }
+    prefetch_until = 0;
+    if (end > last_command_activity)
+        last_command_activity = end;
+    complete_at(job, end);
 }
 
 static void start_destage(nanos start, int index, double positioning)
 {
     stop_stream(start);
+    in_prefetch = 0;
+    prefetch_until = 0;
     uint64_t bytes = dirty[index].length < DESTAGE_CHUNK_BYTES ? dirty[index].length : DESTAGE_CHUNK_BYTES;
     uint64_t offset = dirty[index].offset;
     /* The chunk leaves the list now; its space is freed when it is on the platter. */
@@ -558,10 +649,10 @@ static void write_stats(void)
                "\"largest_read_bytes\": %lu, \"largest_write_bytes\": %lu, \"buffer_hits\": %lu, "
                "\"stream_continuations\": %lu, \"cache_absorbed\": %lu, \"cache_full_waits\": %lu, "
                "\"destages\": %lu, \"destaged_bytes\": %lu, \"write_throughs\": %lu, \"reordered\": %lu, "
-               "\"aged\": %lu, \"dirty_bytes\": %lu}\n",
+               "\"aged\": %lu, \"min_prefetches\": %lu, \"dirty_bytes\": %lu}\n",
             S.reads, S.writes, S.fsyncs, S.read_bytes, S.written_bytes, S.largest_read, S.largest_write,
             S.buffer_hits, S.stream_continuations, S.cache_absorbed, S.cache_full_waits, S.destages,
-            S.destaged_bytes, S.write_throughs, S.reordered, S.aged, dirty_bytes);
+            S.destaged_bytes, S.write_throughs, S.reordered, S.aged, S.min_prefetches, dirty_bytes);
     fclose(f);
     rename(tmp, P.stats_path);
 }
@@ -641,14 +732,19 @@ static void *drive_thread(void *unused)
     while (!stopping) {
         nanos t = now_ns();
         /* The mechanism finished its job. */
+        /* A minimum prefetch is the stream itself: a request continuing it need not wait for its end. */
+        if (in_prefetch && busy_until > t && t >= prefetch_from) {
+            for (struct job *job = pending_head; job; job = job->next)
+                if (continues_stream(job, t)) {
+                    prefetch_until = busy_until;   /* the prefetch goes on after the continuation */
+                    busy_until = t;
+                    break;
+                }
+        }
         if (busy_until <= t) {
-            int just_freed = in_service || destage_in_service;
-            if (in_service) {
-                /* Idle means no command outstanding: the quiet time counts from here, not from the arrival. */
-                last_command_activity = busy_until;
-                complete_at(in_service, busy_until);
-                in_service = NULL;
-            }
+            int just_freed = mechanism_busy || destage_in_service;
+            mechanism_busy = 0;
+            in_prefetch = 0;
             if (destage_in_service) {
                 dirty_bytes -= destage_in_service_bytes;
                 destage_in_service = 0;
@@ -710,16 +806,16 @@ static void *drive_thread(void *unused)
         }
         /* Sleep until the mechanism frees, a reply is due, an idle destage may start, or 100 ms. */
         nanos until = t + 100000000;
-        if ((in_service || destage_in_service) && busy_until < until)
+        if ((mechanism_busy || destage_in_service) && busy_until < until)
             until = busy_until;
         if (next_reply < until)
             until = next_reply;
-        if (dirty_count && !in_service && !destage_in_service) {
+        if (dirty_count && !mechanism_busy && !destage_in_service) {
             nanos idle_at = last_command_activity + seconds_to_ns(P.destage_idle_ms / 1e3);
             if (idle_at > t && idle_at < until)
                 until = idle_at;
         }
-        if ((pending_head || (dirty_count && dirty_bytes >= P.destage_min)) && !in_service && !destage_in_service)
+        if ((pending_head || (dirty_count && dirty_bytes >= P.destage_min)) && !mechanism_busy && !destage_in_service)
             continue;
         nanos absolute = until + epoch;
         struct timespec ts = {.tv_sec = absolute / 1000000000, .tv_nsec = absolute % 1000000000};
@@ -1253,6 +1349,8 @@ static void usage(FILE *out)
             "  --hit-overhead-ms MS        command overhead of a buffer or write-cache hit (0.03)\n"
             "  --write-cache BYTES         write-back cache, 0 = write through (256000000)\n"
             "  --readahead BYTES           read-ahead after a read (4194304)\n"
+            "  --segments N                read buffer segments, the active stream included (16)\n"
+            "  --min-prefetch BYTES        read on after a returning stream's read whatever waits (524288)\n"
             "  --destage-min BYTES         dirty bytes that start destaging while reads come (1048576)\n"
             "  --destage-idle-ms MS        time with no command outstanding that starts destaging anyway (10)\n"
             "  --max-wait-ms MS            a request waiting longer is served first (1000)\n"
@@ -1272,13 +1370,14 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-    enum { O_RPM = 256, O_RSA, O_RST, O_WSA, O_WST, O_OUTER, O_INNER, O_IFACE, O_OVH, O_HOVH, O_WC, O_RA, O_DMIN,
+    enum { O_RPM = 256, O_RSA, O_RST, O_WSA, O_WST, O_OUTER, O_INNER, O_IFACE, O_OVH, O_HOVH, O_SEG, O_MINPF, O_WC, O_RA, O_DMIN,
            O_DIDLE, O_MAXWAIT, O_CAP, O_EARLY, O_THREADS, O_STATS, O_NOMODEL, O_FG, O_IMAGE, O_MNT, O_HELP };
     static const struct option options[] = {
         {"rpm", 1, 0, O_RPM}, {"read-seek-avg-ms", 1, 0, O_RSA}, {"read-seek-track-ms", 1, 0, O_RST},
         {"write-seek-avg-ms", 1, 0, O_WSA}, {"write-seek-track-ms", 1, 0, O_WST},
         {"outer-rate", 1, 0, O_OUTER}, {"inner-rate", 1, 0, O_INNER}, {"interface-rate", 1, 0, O_IFACE},
-        {"overhead-ms", 1, 0, O_OVH}, {"hit-overhead-ms", 1, 0, O_HOVH}, {"write-cache", 1, 0, O_WC}, {"readahead", 1, 0, O_RA},
+        {"overhead-ms", 1, 0, O_OVH}, {"hit-overhead-ms", 1, 0, O_HOVH}, {"segments", 1, 0, O_SEG},
+        {"min-prefetch", 1, 0, O_MINPF}, {"write-cache", 1, 0, O_WC}, {"readahead", 1, 0, O_RA},
         {"destage-min", 1, 0, O_DMIN}, {"destage-idle-ms", 1, 0, O_DIDLE}, {"max-wait-ms", 1, 0, O_MAXWAIT},
         {"capacity", 1, 0, O_CAP}, {"reply-early-us", 1, 0, O_EARLY}, {"max-threads", 1, 0, O_THREADS},
         {"stats", 1, 0, O_STATS}, {"no-model", 0, 0, O_NOMODEL}, {"foreground", 0, 0, O_FG},
@@ -1296,6 +1395,8 @@ int main(int argc, char **argv)
         case O_IFACE: P.interface_rate = atof(optarg); break;
         case O_OVH: P.overhead_ms = atof(optarg); break;
         case O_HOVH: P.hit_overhead_ms = atof(optarg); break;
+        case O_SEG: P.segments = atoi(optarg); break;
+        case O_MINPF: P.min_prefetch = strtoull(optarg, NULL, 10); break;
         case O_WC: P.write_cache = strtoull(optarg, NULL, 10); break;
         case O_RA: P.readahead = strtoull(optarg, NULL, 10); break;
         case O_DMIN: P.destage_min = strtoull(optarg, NULL, 10); break;
