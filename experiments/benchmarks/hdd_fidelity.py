@@ -52,6 +52,8 @@ class Drive:
     hit_overhead_ms: float = 0.03          # command overhead of a buffer or cache hit: assumed (HGST specs: <30 us)
     write_cache: int = 256 * 1000 ** 2     # bytes: the 256 MB buffer, all usable as write cache (assumed)
     readahead: int = 4 * MIB               # bytes read ahead after a read: assumed
+    segments: int = 16                     # read buffer segments: assumed
+    min_prefetch: int = 512 * KIB          # bytes read on when a stream comes back: assumed
 
     def server_options(self) -> list[str]:
         return ["--rpm", str(self.rpm), "--read-seek-avg-ms", str(self.read_seek_avg_ms),
@@ -60,7 +62,8 @@ class Drive:
                 "--write-seek-track-ms", str(self.write_seek_track_ms), "--outer-rate", str(self.outer_rate),
                 "--inner-rate", str(self.inner_rate), "--interface-rate", str(self.interface_rate),
                 "--overhead-ms", str(self.overhead_ms), "--hit-overhead-ms", str(self.hit_overhead_ms),
-                "--write-cache", str(self.write_cache), "--readahead", str(self.readahead)]
+                "--write-cache", str(self.write_cache), "--readahead", str(self.readahead),
+                "--segments", str(self.segments), "--min-prefetch", str(self.min_prefetch)]
 
     # --- the datasheet's formulas ---
 
@@ -164,6 +167,16 @@ def mixed_iops(drive: Drive, size: int, read_share: float) -> float:
     return 1 / (read_share * random_read_service_s(drive, size) + (1 - read_share) * hit_s)
 
 
+def interleaved_readers_rate(drive: Drive, size: int, first: float, second: float) -> float:
+    """Bytes/s of two sequential readers at QD 1 each, at capacity fractions `first` and `second`: each visit of
+    the drive to a reader costs a seek between the two, half a revolution, and the transfer of the request plus
+    the minimum prefetch, whose bytes the reader then takes from its segment without the drive."""
+    seek = drive.seek_s(abs(drive.stroke(second) - drive.stroke(first)))
+    per_visit = size + drive.min_prefetch
+    rate = (drive.media_rate(first) + drive.media_rate(second)) / 2
+    return per_visit / (drive.overhead_ms / 1e3 + seek + drive.revolution_s / 2 + per_visit / rate)
+
+
 @dataclass
 class Point:
     name: str
@@ -171,6 +184,7 @@ class Point:
     unit: str                      # "IOPS" or "MB/s"
     expected: float
     writes: bool = False
+    second_job: list[str] = field(default_factory=list)   # fio options of a second job running alongside
     measured: dict = field(default_factory=dict)
 
 
@@ -193,6 +207,11 @@ def points(drive: Drive, image_bytes: int, runtime: float) -> list[Point]:
         chosen.append(Point(f"sequential write {name}", ["--rw=write", f"--bs={label}", "--iodepth=1",
                                                          f"--size={region}"], "MB/s",
                             sequential_write_rate(drive, size, fraction, runtime) / 1e6, writes=True))
+    half = image_bytes // 2
+    chosen.append(Point("two sequential readers 64 KiB QD1 each",
+                        ["--rw=read", "--bs=64k", "--iodepth=1", "--size=1g", "--offset=0"], "MB/s",
+                        interleaved_readers_rate(drive, 64 * KIB, 0.0, half / image_bytes) / 1e6,
+                        second_job=["--rw=read", "--bs=64k", "--iodepth=1", "--size=1g", f"--offset={half}"]))
     chosen.append(Point("mixed 70 % random read / 30 % write 4 KiB QD1",
                         ["--rw=randrw", "--rwmixread=70", "--bs=4k", "--iodepth=1", "--norandommap"], "IOPS",
                         mixed_iops(drive, 4 * KIB, 0.7), writes=True))
@@ -266,10 +285,11 @@ class Stack:
 
 
 def run_fio(stack: Stack, point: Point, runtime: float) -> dict:
+    common = [f"--filename={stack.loop}", "--direct=1", "--ioengine=libaio", f"--runtime={runtime}", "--time_based"]
+    second = ["--name=second", *common, *point.second_job] if point.second_job else []
     cpu_before, start = stack.cpu_seconds(), time.monotonic()
-    done = subprocess.run(["nice", "-n", "10", "fio", "--name=point", f"--filename={stack.loop}", "--direct=1",
-                           "--ioengine=libaio", f"--runtime={runtime}", "--time_based", "--output-format=json",
-                           *point.fio], capture_output=True, text=True)
+    done = subprocess.run(["nice", "-n", "10", "fio", "--output-format=json", "--group_reporting", "--name=point",
+                           *common, *point.fio, *second], capture_output=True, text=True)
     wall, cpu = time.monotonic() - start, stack.cpu_seconds() - cpu_before
     if done.returncode != 0:
         raise SystemExit(f"fio failed on {point.name}: {done.stderr[-2000:]}")

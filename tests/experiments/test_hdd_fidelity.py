@@ -5,8 +5,8 @@ import random
 import pytest
 
 from experiments.benchmarks.hdd_fidelity import (
-    GIB, KIB, MIB, Drive, mixed_iops, points, random_read_service_s, sequential_read_rate,
-    sequential_write_rate, sptf_random_read_iops,
+    GIB, KIB, MIB, Drive, interleaved_readers_rate, mixed_iops, points, random_read_service_s,
+    sequential_read_rate, sequential_write_rate, sptf_random_read_iops,
 )
 
 DRIVE = Drive()
@@ -72,6 +72,18 @@ def test_mixed_stream_pays_random_reads_and_cache_hits():
     assert mixed_iops(DRIVE, 4 * KIB, 0.7) > mixed_iops(DRIVE, 4 * KIB, 1.0)
 
 
+def test_two_readers_pay_a_seek_and_half_a_revolution_per_request_and_prefetch():
+    rate = interleaved_readers_rate(DRIVE, 64 * KIB, 0.0, 0.5)
+    seek = DRIVE.seek_s(DRIVE.stroke(0.5))
+    per_visit = 64 * KIB + 512 * KIB
+    media = (DRIVE.media_rate(0) + DRIVE.media_rate(0.5)) / 2
+    assert rate == pytest.approx(per_visit / (0.1e-3 + seek + 60 / 7200 / 2 + per_visit / media))
+    assert 30e6 < rate < 45e6
+    # without the prefetch every request would pay the positioning alone
+    assert interleaved_readers_rate(Drive(min_prefetch=0), 64 * KIB, 0.0, 0.5) < rate / 5
+    assert interleaved_readers_rate(DRIVE, MIB, 0.0, 0.5) > rate
+
+
 def test_the_points_cover_the_issue():
     chosen = points(DRIVE, 8 * GIB, 5)
     names = [p.name for p in chosen]
@@ -79,6 +91,8 @@ def test_the_points_cover_the_issue():
     for size in ("4 KiB", "64 KiB", "1 MiB", "16 MiB"):
         assert f"sequential read {size}" in names and f"sequential write {size}" in names
     assert any(name.startswith("mixed") for name in names)
+    two = next(p for p in chosen if p.name.startswith("two sequential readers"))
+    assert two.second_job and "--offset=0" in two.fio and f"--offset={4 * GIB}" in two.second_job
     assert {p.unit for p in chosen} == {"IOPS", "MB/s"}
 
 
@@ -86,5 +100,5 @@ def test_the_server_gets_every_drive_figure():
     options = DRIVE.server_options()
     for flag in ("--rpm", "--read-seek-avg-ms", "--read-seek-track-ms", "--write-seek-avg-ms",
                  "--write-seek-track-ms", "--outer-rate", "--inner-rate", "--interface-rate", "--overhead-ms",
-                 "--hit-overhead-ms", "--write-cache", "--readahead"):
+                 "--hit-overhead-ms", "--write-cache", "--readahead", "--segments", "--min-prefetch"):
         assert flag in options
