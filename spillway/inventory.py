@@ -115,8 +115,8 @@ class Inventory:
         disks = {b["profile"] for b in self.backends.values() if b["kind"] == "emulated"}
         bricks = [b["glusterfs"] for b in self.backends.values() if b["kind"] == "pfs" and "glusterfs" in b]
         if bricks:
-            default = yaml.safe_load((REPO / "playbooks/roles/storage/defaults/main.yml").read_text())
-            disks |= {{**default["storage_pfs_brick_default"], **(g.get("brick") or {})}["profile"] for g in bricks}
+            default = role_default("storage", "storage_pfs_brick_default")
+            disks |= {{**default, **(g.get("brick") or {})}["profile"] for g in bricks}
         return sorted(disks)
 
 
@@ -152,6 +152,17 @@ _SCHEMA = None
 # hosts differently from what the harness plans, checks, records and tears down.
 CLUSTER_WIDE = ("spillway_cluster", "spillway_backends", "spillway_placement", "spillway_emulation",
                 "spillway_monitoring", "spillway_workload_parameters", "hadoop_ports")
+
+
+def role_default(role, name):
+    """A role's default as its defaults file writes it (not templated): for Python that must agree with a role, e.g.
+    the Spark JVMs' options of the job-code tests and benchmarks."""
+    folder = REPO / "playbooks" / "roles" / role / "defaults"
+    for defaults in [folder / "main.yml", *sorted(folder.glob("main/*.yml"))]:
+        values = yaml.safe_load(defaults.read_text()) if defaults.is_file() else None
+        if values and name in values:
+            return values[name]
+    raise KeyError(f"role {role} has no default {name}")
 
 
 def known_variables():

@@ -19,7 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
-import yaml
+from spillway.inventory import role_default
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(os.environ.get("SPARK_HOME", "/opt/spillway/spark-3.5.6"))
@@ -29,8 +29,7 @@ C1 = ["-XX:TieredStopAtLevel=1"]
 
 
 def java17_options() -> list[str]:
-    defaults = yaml.safe_load((REPO / "playbooks/roles/spark/defaults/main.yml").read_text())
-    return defaults["spark_java17_options"]
+    return role_default("spark", "spark_java17_options")
 
 
 def prepare(work: Path, scale_factor: str) -> tuple[Path, Path]:

@@ -5,21 +5,16 @@ import os
 import subprocess
 from pathlib import Path
 
+from spillway.inventory import role_default
+
 REPO = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(os.environ.get("SPARK_HOME", "/opt/spillway/spark-3.5.6"))
 HADOOP_HOME = Path(os.environ.get("HADOOP_HOME", "/opt/spillway/hadoop-3.4.2"))
 # The build tool the spark role installs as {spillway_root}/bin/spark-build-job; its template is plain bash.
 BUILD_SCRIPT = REPO / "playbooks" / "roles" / "spark" / "templates" / "spark-build-job.j2"
 
-# What org.apache.spark.launcher.JavaModuleOptions adds for Java 17 (spark-submit's launcher is absent).
-SPARK_JAVA17_OPTIONS = [
-    f"--add-opens=java.base/{package}=ALL-UNNAMED"
-    for package in (
-        "java.lang", "java.lang.invoke", "java.lang.reflect", "java.io", "java.net", "java.nio",
-        "java.util", "java.util.concurrent", "java.util.concurrent.atomic", "jdk.internal.ref",
-        "sun.nio.ch", "sun.nio.cs", "sun.security.action", "sun.util.calendar",
-    )
-] + ["--add-opens=java.security.jgss/sun.security.krb5=ALL-UNNAMED", "-Djdk.reflect.useDirectMethodHandle=false"]
+# What the cluster's Spark JVMs get for Java 17 (role spark; spark-submit's launcher, which adds them, is absent).
+SPARK_JAVA17_OPTIONS = role_default("spark", "spark_java17_options")
 
 # Job-code tests run for seconds: the client compiler alone, as the emulated inventories' workloads do
 # (spillway_jvm.jit: c1, docs/cluster.md "The workloads' JVMs"), at about 60 % of the CPU.
