@@ -39,9 +39,9 @@
  *     multithreaded and the kernel sends concurrent direct I/O) is a candidate; the drive serves the one with
  *     the shortest positioning time (overhead + seek + rotational wait) first, except that one waiting
  *     longer than --max-wait is served first (starvation guard, as drives age their queues).
- *   - --reply-early: the reply leaves this long before the modelled completion, to hide the constant cost
- *     of the kernel path (loop device, FUSE round trip) measured on the host; the drive's own timeline is
- *     not changed by it.
+ *   - --reply-early-us (+ --reply-early-us-per-mib x size): the reply leaves this long before the modelled
+ *     completion, to hide the cost of the kernel path (loop device, FUSE round trip, copies) measured on the
+ *     host; the drive's own timeline is not changed by it.
  *
  * The host side (not timing, but what keeps the host's own latency out of a request): the server reads 2 MiB
  * ahead of a sequential reader from the image (8 segments, 16 MiB, on huge pages; replies are sent straight from
@@ -97,7 +97,7 @@ struct params {
     const char *image, *mountpoint, *stats_path;
     double rpm, read_seek_avg_ms, read_seek_track_ms, write_seek_avg_ms, write_seek_track_ms;
     double outer_rate, inner_rate, interface_rate;      /* bytes per second */
-    double overhead_ms, hit_overhead_ms, destage_idle_ms, max_wait_ms, reply_early_us;
+    double overhead_ms, hit_overhead_ms, destage_idle_ms, max_wait_ms, reply_early_us, reply_early_us_per_mib;
     uint64_t capacity, write_cache, readahead, destage_min, min_prefetch;
     int segments;
     int max_threads, no_model, foreground;
@@ -421,7 +421,8 @@ static void append(struct job **head, struct job **tail, struct job *job)
 
 static void complete_at(struct job *job, nanos at)
 {
-    nanos early = (nanos)(P.reply_early_us * 1e3);
+    /* The kernel path costs a fixed part and a part per byte (copies): both come off. */
+    nanos early = (nanos)((P.reply_early_us + P.reply_early_us_per_mib * (double)job->size / (1 << 20)) * 1e3);
     job->reply_at = at - early > job->arrival ? at - early : job->arrival;
     job->next = done_list;
     done_list = job;
@@ -1356,6 +1357,7 @@ static void usage(FILE *out)
             "  --max-wait-ms MS            a request waiting longer is served first (1000)\n"
             "  --capacity BYTES            modelled drive size, the image at its start (image size)\n"
             "  --reply-early-us US         reply this long before completion: the kernel path's cost (0)\n"
+            "  --reply-early-us-per-mib US and this much more per MiB of the request (0)\n"
             "  --max-threads N             FUSE worker threads (64)\n"
             "  --stats FILE                counters as JSON, at exit and on SIGUSR1\n"
             "  --no-model                  no delays (measures the FUSE path alone)\n"
@@ -1371,7 +1373,7 @@ static void on_usr1(int sig)
 int main(int argc, char **argv)
 {
     enum { O_RPM = 256, O_RSA, O_RST, O_WSA, O_WST, O_OUTER, O_INNER, O_IFACE, O_OVH, O_HOVH, O_SEG, O_MINPF, O_WC, O_RA, O_DMIN,
-           O_DIDLE, O_MAXWAIT, O_CAP, O_EARLY, O_THREADS, O_STATS, O_NOMODEL, O_FG, O_IMAGE, O_MNT, O_HELP };
+           O_DIDLE, O_MAXWAIT, O_CAP, O_EARLY, O_EARLYMIB, O_THREADS, O_STATS, O_NOMODEL, O_FG, O_IMAGE, O_MNT, O_HELP };
     static const struct option options[] = {
         {"rpm", 1, 0, O_RPM}, {"read-seek-avg-ms", 1, 0, O_RSA}, {"read-seek-track-ms", 1, 0, O_RST},
         {"write-seek-avg-ms", 1, 0, O_WSA}, {"write-seek-track-ms", 1, 0, O_WST},
@@ -1379,7 +1381,8 @@ int main(int argc, char **argv)
         {"overhead-ms", 1, 0, O_OVH}, {"hit-overhead-ms", 1, 0, O_HOVH}, {"segments", 1, 0, O_SEG},
         {"min-prefetch", 1, 0, O_MINPF}, {"write-cache", 1, 0, O_WC}, {"readahead", 1, 0, O_RA},
         {"destage-min", 1, 0, O_DMIN}, {"destage-idle-ms", 1, 0, O_DIDLE}, {"max-wait-ms", 1, 0, O_MAXWAIT},
-        {"capacity", 1, 0, O_CAP}, {"reply-early-us", 1, 0, O_EARLY}, {"max-threads", 1, 0, O_THREADS},
+        {"capacity", 1, 0, O_CAP}, {"reply-early-us", 1, 0, O_EARLY},
+        {"reply-early-us-per-mib", 1, 0, O_EARLYMIB}, {"max-threads", 1, 0, O_THREADS},
         {"stats", 1, 0, O_STATS}, {"no-model", 0, 0, O_NOMODEL}, {"foreground", 0, 0, O_FG},
         {"image", 1, 0, O_IMAGE}, {"mountpoint", 1, 0, O_MNT}, {"help", 0, 0, O_HELP}, {0, 0, 0, 0}};
     int c;
@@ -1404,6 +1407,7 @@ int main(int argc, char **argv)
         case O_MAXWAIT: P.max_wait_ms = atof(optarg); break;
         case O_CAP: P.capacity = strtoull(optarg, NULL, 10); break;
         case O_EARLY: P.reply_early_us = atof(optarg); break;
+        case O_EARLYMIB: P.reply_early_us_per_mib = atof(optarg); break;
         case O_THREADS: P.max_threads = atoi(optarg); break;
         case O_STATS: P.stats_path = optarg; break;
         case O_NOMODEL: P.no_model = 1; break;
