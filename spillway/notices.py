@@ -23,11 +23,13 @@ def emulation_record(inventory, profiles, used):
     if inventory.hdfs_page_cache == "dropped":
         record["hdfs_page_cache"] = "dropped"
         record["limitations"].append(
-            "While each measured run ran, the cached pages of HDFS's block files were dropped every second, except "
-            "the blocks a DataNode held open (spillway_hdfs_page_cache: dropped, docs/cluster.md \"HDFS blocks out "
-            "of the page cache\"): a table read twice was read from the device twice, as on a node whose HDFS data "
-            "is much larger than its memory. A block read again within a second of its last read, or by two readers "
-            "at once, was still served from the cache; shuffle and spill files kept the cache as on a real node.")
+            "While each measured run ran, a page of an HDFS block file left the page cache one to two seconds "
+            "after it was cached, unless a DataNode held the block open (spillway_hdfs_page_cache: dropped, "
+            "docs/cluster.md \"HDFS blocks out of the page cache\"): a table read twice was read from the device "
+            "twice, as on a node whose HDFS data is much larger than its memory. A page read again within that "
+            "time was still served from the cache, and the kernel's read-ahead of small reads, gone before it was "
+            "used, can make the devices read more than the workload asked for; shuffle and spill files kept the "
+            "cache as on a real node.")
     if inventory.jvm_jit == "c1":
         record["jvm_jit"] = "c1"
         record["limitations"].append(

@@ -169,7 +169,8 @@ def test_hdfs_blocks_dropped_from_the_page_cache_are_recorded_and_said():
     record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
     assert record["hdfs_page_cache"] == "dropped"
     (notice,) = [text for text in record["limitations"] if "spillway_hdfs_page_cache" in text]
-    assert "dropped every second" in notice and "held open" in notice and "within a second" in notice
+    assert "one to two seconds after it was cached" in notice and "held the block open" in notice
+    assert "read-ahead" in notice
     kept = dataclasses.replace(local, variables={k: v for k, v in local.variables.items()
                                                  if k != "spillway_hdfs_page_cache"})
     assert kept.hdfs_page_cache == "kept"
