@@ -91,6 +91,19 @@ def test_iostat_saw_io_on_the_hdfs_device(bench):
     assert during.write_bytes_per_s.sum() > 100e6   # TeraGen's 200 MB landed on the emulated HDD
 
 
+@pytest.mark.parametrize("workload_id", ["terasort-spark", "tpch"])
+def test_the_hdfs_device_read_at_least_half_of_what_the_workload_read_from_hdfs(bench, workload_id):
+    # the node budget's cold start and HDFS blocks out of the page cache (spillway_hdfs_page_cache: dropped) put a
+    # workload's HDFS reads on the device, as on a node whose data is much larger than its memory (docs/cluster.md)
+    _, run_dir = bench
+    overview = json.loads((run_dir / "findings.json").read_text())["overview"]
+    (item,) = [item for item in overview["items"] if item["workload_id"] == workload_id]
+    hdfs_read = item["bytes_by_path"]["hdfs_read_bytes"]
+    (device,) = [b for b in item["device_bytes_by_backend"] if b["backend"] == item["placement"]["hdfs"]]
+    assert hdfs_read > 32 * 2 ** 20, item["bytes_by_path"]
+    assert device["read_bytes"] >= 0.5 * hdfs_read, (device, hdfs_read)
+
+
 def test_second_provisioning_reports_no_changes(bench, tmp_path):
     # run as the bench runs it (its variables and digest): the record it leaves lets the next bench skip it
     local = inventory.load("local")
