@@ -19,6 +19,12 @@ def collector_processes():
     return out.stdout.strip()
 
 
+def block_cache_droppers():
+    # role hadoop's spillway-drop-block-cache runs during every measured run step on the local inventory
+    out = subprocess.run(["pgrep", "-af", "spillway-drop-block-cache"], capture_output=True, text=True)
+    return out.stdout.strip()
+
+
 def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_process):
     bench = bench_process("--workloads", "fio-sweep", "--params", SHORT_SWEEP)
     bench.wait_for_step("fio-sweep", ": run")
@@ -35,6 +41,7 @@ def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_pro
     assert (raw / "iostat/fio-sweep/iostat.json").stat().st_size > 0
     assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "points measured before Ctrl-C are kept"
     assert not collector_processes()
+    assert not block_cache_droppers(), "an interrupted run step's page cache dropper is stopped with it"
     assert "interrupted" in output
 
     # RESUME: the same run finished later; only the interrupted workload runs again, its first attempt kept aside
@@ -70,6 +77,7 @@ def test_sigterm_to_the_bench_alone_stops_it_as_ctrl_c_does(bench_process):
     assert (bench.run_dir / "report.html").stat().st_size > 0
     assert "interrupted (SIGTERM)" in output and "RESUME=" in output
     assert not collector_processes()
+    assert not block_cache_droppers()
     left = subprocess.run(["pgrep", "-af", f"ansible-playbook.*{bench.run_dir.name}"], capture_output=True, text=True)
     assert left.stdout.strip() == "", left.stdout
     # the sweep's fio ran under timeout(1) in a process group of its own: stopped too, not left to its time limit
