@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from . import devices, metrics, statistics
-from .formatting import format_bytes, number, rate
+from .formatting import count, format_bytes, number, rate
 from .models import bottleneck
 from .models.iomodel import Bandwidths, Configuration
 from .stages import with_application_order, with_identity
@@ -254,7 +254,7 @@ def small_shuffle_reads(inputs: Inputs, limits: dict) -> list[Finding]:
                 or not r["measured_bytes"] < limits["mean_max_bytes"]:
             continue
         found.append(Finding("small-shuffle-reads", r["workload_id"], f"{r['stage']} on {r['device']}",
-                             f"{r['stage']} read {r['measured_reads']:,} requests of {format_bytes(r['measured_bytes'])} "
+                             f"{r['stage']} read {count(r['measured_reads'], 'request')} of {format_bytes(r['measured_bytes'])} "
                              f"on average from {r['device']} (rotational) for {format_bytes(r['shuffle_read_bytes'])} of "
                              f"shuffle (expected block per map output {format_bytes(r['expected_bytes'])})",
                              {"reads": int(r["measured_reads"]), "mean_read_bytes": float(r["measured_bytes"]),

@@ -24,6 +24,14 @@ def number(value, unit: str = "", digits: int = 2) -> str:
     return f"{float(value):,.{digits}f}{(' ' + unit) if unit else ''}"
 
 
+def count(value, noun: str) -> str:
+    """`1 request`, `1,234 requests`: a whole count and its noun, plural unless the count is one."""
+    if missing(value):
+        return MISSING
+    whole = int(round(float(value)))
+    return f"{whole:,} {noun if whole == 1 else noun + 's'}"
+
+
 def rate(bytes_per_s, digits: int = 1) -> str:
     """A bandwidth in MB/s (10^6 bytes)."""
     return MISSING if missing(bytes_per_s) else number(float(bytes_per_s) / MB, "MB/s", digits)

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from .. import access_patterns, metrics  # noqa: E402
-from ..formatting import MB, format_bytes, number, size_label, utc  # noqa: E402
+from ..formatting import MB, count, format_bytes, number, size_label, utc  # noqa: E402
 
 # fio patterns that mix reads and writes: their curves say which direction each line is
 MIXED_PATTERNS = ("rw", "randrw", "readwrite")
@@ -171,7 +171,7 @@ def request_size_figures(requests: pd.DataFrame, run_id: str) -> list[dict]:
         stamp(fig, [run_id])
         totals = per_workload.groupby("op")["requests"].sum().to_dict()
         figures.append({"workload_id": workload_id, "png": png(fig),
-                        "caption": ", ".join(f"{op}: {int(n):,} requests" for op, n in totals.items())})
+                        "caption": ", ".join(f"{op}: {count(n, 'request')}" for op, n in totals.items())})
     return figures
 
 
@@ -398,7 +398,7 @@ def heatmap_figures(requests: pd.DataFrame, spans: pd.DataFrame, device_backends
         fig.suptitle(f"block I/O heat map during {workload_id} — run {run_id}")
         stamp(fig, [run_id])
         totals = per_workload.groupby("op")[["requests", "bytes"]].sum()
-        moved = ", ".join(f"{op}s: {number(totals.at[op, 'requests'], 'requests', 0)}, "
+        moved = ", ".join(f"{op}s: {count(totals.at[op, 'requests'], 'request')}, "
                           f"{format_bytes(totals.at[op, 'bytes'])}" for op in HEATMAP_OPS if op in totals.index)
         figures.append({"workload_id": workload_id, "png": png(fig), "bin": number(width, "s", 1),
                         "caption": moved + "; " + (f"{len(marks)} stage/phase spans marked" if len(marks) else

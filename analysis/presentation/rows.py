@@ -6,7 +6,7 @@ import pandas as pd
 
 from .. import access_patterns, metrics, statistics
 from ..comparison import IO_PATTERN_KEYS
-from ..formatting import MISSING, exact_size, format_bytes, number, rate, size_label, spread
+from ..formatting import MISSING, count, exact_size, format_bytes, number, rate, size_label, spread
 from ..models.sensitivity import MODEL_NAMES
 
 
@@ -272,7 +272,7 @@ def shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
              "map_outputs": r["map_outputs"], "rule": r["parents_rule"],
              "expected": format_bytes(r["expected_bytes"]),
              "device": MISSING if r["device"] is None else f"{r['device']} ({backends.get((r['host'], r['device']), '?')})",
-             "reads": f"{int(r['measured_reads']):,} requests, {format_bytes(r['device_read_bytes'])} "
+             "reads": f"{count(r['measured_reads'], 'request')}, {format_bytes(r['device_read_bytes'])} "
                       f"({number(100 * r['device_read_bytes'] / r['shuffle_read_bytes'], '%', 0)} of the shuffle read)",
              "measured": format_bytes(r["measured_bytes"]), "ratio": number(r["ratio"], "x", 2)}
             for r in model.to_dict("records")]
@@ -312,10 +312,10 @@ def access_size_rows(sizes: pd.DataFrame, backends: dict) -> list[dict]:
     return rows
 
 
-def _share_text(pct, count, decided) -> str:
+def _share_text(pct, requests, decided) -> str:
     if not decided:
         return f"{MISSING} (no request had a predecessor)"
-    return f"{number(pct, '%', 1)} ({number(count, '', 0)} of {number(decided, '', 0)})"
+    return f"{number(pct, '%', 1)} ({number(requests, '', 0)} of {number(decided, '', 0)})"
 
 
 def _sequential_cells(r: dict) -> dict:
@@ -415,11 +415,11 @@ def compare_access_size_rows(sizes: pd.DataFrame, top: int = access_patterns.COM
         return rows
     for _, group in sizes.groupby(IO_PATTERN_KEYS, sort=False, observed=True, dropna=False):
         cells = {int(r["rank"]): (f"{_size_text(r)}:",
-                                  f"{number(r['requests'], 'requests', 0)}, {number(r['share_pct'], '%', 1)}")
+                                  f"{count(r['requests'], 'request')}, {number(r['share_pct'], '%', 1)}")
                  for r in group.to_dict("records")}
         first = group.iloc[0].to_dict()
         rows.append({**_pattern_keys(first), "op": _direction(first["op"]),
-                     "requests": number(first["device_requests"], "requests", 0),
+                     "requests": count(first["device_requests"], "request"),
                      "bytes": format_bytes(group["bytes"].sum()),
                      "sizes": [cells.get(rank, (MISSING, "")) for rank in range(1, top + 1)],
                      "rest": cells.get(top + 1, (MISSING, "(no other size)"))})

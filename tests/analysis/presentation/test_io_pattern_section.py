@@ -137,9 +137,10 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
         cells = [re.sub(r"<[^>]+>", "", cell) for cell in re.findall(r'<td class="num">(.*?)</td>', cells)]
         for cell, (size, count) in zip(cells[:4], counted["sizes"]):
             share = f"{100 * count / counted['requests']:.1f} %"
-            assert cell == f"{exact_size(size)}: {count:,} requests, {share}", cell
+            assert cell == f"{exact_size(size)}: {count:,} request{'s' * (count != 1)}, {share}", cell
         rest = counted["sizes"][4:]
-        assert cells[4] == (f"{len(rest)} other sizes: {sum(c for _, c in rest):,} requests, "
+        rest_count = sum(c for _, c in rest)
+        assert cells[4] == (f"{len(rest)} other sizes: {rest_count:,} request{'s' * (rest_count != 1)}, "
                             f"{100 * sum(c for _, c in rest) / counted['requests']:.1f} %")
     sequential = re.findall(r"<tr><td>terasort</td><td>(reads|writes)</td><td>(hdd|nvme)</td><td>terasort</td>"
                             r"<td>loop1 \(\w+\) on localhost</td>\s*<td class=\"num\">([\d,]+)</td><td class=\"num\">1</td>"

@@ -162,7 +162,8 @@ def _share(text: str) -> tuple[float, int, int]:
 def _assert_sizes(cells: list[str], counted: dict) -> None:
     """The ranked size cells hold the recorded trace's most common sizes with their requests and shares."""
     for cell, (size, count) in zip(cells, counted["sizes"]):
-        assert cell == f"{exact_size(size)}: {count:,} requests, {100 * count / counted['requests']:.1f} %"
+        assert cell == (f"{exact_size(size)}: {count:,} request{'s' * (count != 1)}, "
+                        f"{100 * count / counted['requests']:.1f} %")
 
 
 def test_a_traced_runs_report_shows_its_io_pattern_views_with_the_traces_numbers(browser, pages):
@@ -224,7 +225,7 @@ def test_the_compare_page_sets_the_traced_runs_io_patterns_side_by_side(browser,
     for row in rows:
         c = counted[row["configuration"].split(" · ")[0]][
             (row["workload run"], row["device (profile) on host"].split(" ")[0], row["direction"][:-1])]
-        assert row["workload"] == "terasort" and row["requests"] == f"{c['requests']:,} requests"
+        assert row["workload"] == "terasort" and row["requests"] == f"{c['requests']:,} request{'s' * (c['requests'] != 1)}"
         assert re.fullmatch(r"[\d.]+ (B|KiB|MiB)", row["bytes moved"])
         _assert_sizes([row[f"size {rank}"] for rank in range(1, 5)], c)
         assert all(row[f"size {rank}"] == "-" for rank in range(len(c["sizes"]) + 1, 5))
