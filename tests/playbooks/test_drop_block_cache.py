@@ -39,6 +39,17 @@ def data_dir(tmp_path):
     return tmp_path
 
 
+def wait_until_open(pid, path, timeout_s=20):
+    """Until process `pid` holds `path` open (a Python started under load takes more than a moment)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        fds = f"/proc/{pid}/fd"
+        if any(os.path.realpath(os.path.join(fds, fd)) == str(path) for fd in os.listdir(fds)):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} never opened {path}")
+
+
 def run_until_stopped(data, pid_file, wait_s=1.5, every_s=0.2):
     proc = subprocess.Popen([sys.executable, str(SCRIPT), "--every", str(every_s), "--open-by", str(pid_file),
                              "--for-at-most", "60", str(data / "current")],
@@ -62,7 +73,7 @@ def test_drops_the_block_files_but_not_what_the_datanode_holds_open_nor_other_fi
     try:
         pid_file = data_dir / "datanode.pid"
         pid_file.write_text(f"{holder.pid}\nthe-datanode\n")
-        time.sleep(0.3)  # the holder has opened its file
+        wait_until_open(holder.pid, held)
         assert all(cached_bytes(p) >= 3 * MIB for p in (block, meta, held, other))
         out = run_until_stopped(data_dir, pid_file)
     finally:
@@ -92,7 +103,7 @@ def test_a_stale_pid_file_protects_nothing(data_dir):
         pid_file = data_dir / "datanode.pid"
         # the pid is live and holds the file, but its command line lacks the recorded match: not the DataNode
         pid_file.write_text(f"{holder.pid}\norg.apache.hadoop.hdfs.server.datanode.DataNode\n")
-        time.sleep(0.3)
+        wait_until_open(holder.pid, block)
         run_until_stopped(data_dir, pid_file, wait_s=0.8)
     finally:
         holder.kill()
