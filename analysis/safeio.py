@@ -42,6 +42,9 @@ SIZE_CAPS = {
     "node-budget": 1 * MiB,        # node-budget.start/.stop
     "prometheus": 2 * GiB,         # raw/prometheus/<workload-id>.json
     "note": 1 * MiB,               # collector-error.txt, collector-notes.txt, nothing-here.txt
+    # logs/<workload-id>.<step>.log: Ansible's output of one workload step, KBs (a failed command adds the last 25
+    # lines of its output per host); the rest is room for a verbose run on a large cluster
+    "step-log": 256 * MiB,
     "table": 20 * GiB,             # tables/<name>.parquet (derived, but the folder is as writable as raw/)
 }
 # Decompressed output of one file: at most its type's cap, and at most MAX_EXPANSION times its compressed

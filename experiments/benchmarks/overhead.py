@@ -4,13 +4,13 @@
 
 Issue 19's figure: the harness's overhead is every second of the bench not spent inside a workload's prepare, run
 or validate command. A command's time is its own task's timing line in the step's Ansible log (the spillway_timing
-callback: `timing: 75.77 s  Workload command: tpch run: ./tpch run`), not the step's duration, which also holds the
-step playbook's start-up, shipping the job code and reading the storage layout. The rest is broken down by kind
-from the manifest's steps: the step playbooks around the commands, each workload's begin (health check, caches,
-collectors start) and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight, report; what no
-step covers (the runner itself between steps) is `between steps`. Nothing is run: it reads a run directory the
-bench wrote (its manifest.json and logs/), so before/after figures are the same command on two runs; given several,
-it prints them side by side.
+callback: `timing: 75.77 s  Workload command: tpch run: ./tpch run`; its rows of the workload_commands table,
+analysis/parsers/step_logs.py), not the step's duration, which also holds the step playbook's start-up, shipping the
+job code and reading the storage layout. The rest is broken down by kind from the manifest's steps: the step
+playbooks around the commands, each workload's begin (health check, caches, collectors start) and end (leftover
+stop, collectors stop, fetch), provisioning, facts, preflight, report; what no step covers (the runner itself
+between steps) is `between steps`. Nothing is run: it reads a run directory the bench wrote (its manifest.json and
+logs/), so before/after figures are the same command on two runs; given several, it prints them side by side.
 """
 from __future__ import annotations
 
@@ -21,21 +21,14 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from analysis.rundir import LOGS, MANIFEST, resolve_run_dir
-from experiments.benchmarks.provisioning import TIMING
+from analysis.parsers.step_logs import COMMAND_STEPS, workload_commands_table
+from analysis.rundir import MANIFEST, resolve_run_dir
 
-COMMAND_STEPS = ("prepare", "run", "validate")
 GOAL_OVERHEAD_PCT = 5.0
 
 
 def _epoch_s(text: str) -> float:
     return datetime.fromisoformat(text).timestamp()
-
-
-def command_seconds(log_text: str) -> float:
-    """Seconds of the workload commands in one step's log (their tasks' timing lines)."""
-    return sum(float(m["seconds"]) for m in map(TIMING.match, log_text.splitlines())
-               if m and m["task"].startswith("Workload command"))
 
 
 def _kind(step_name: str) -> str:
@@ -64,13 +57,17 @@ def breakdown(run_dir: Path) -> dict:
 
     for step in manifest.get("steps", []):
         add(re.split(r"[ (]", step["name"], maxsplit=1)[0], step.get("duration_s") or 0.0)
+    commands_table, _sources = workload_commands_table(run_dir, manifest)
+    own_seconds: dict[tuple[str, str], float] = {}
+    for command in commands_table.itertuples(index=False):
+        key = (command.workload_id, command.step)
+        own_seconds[key] = own_seconds.get(key, 0) + command.duration_s
     commands = 0.0
     for workload in manifest.get("workloads", []):
         for step in workload.get("steps", []):
             kind, took = _kind(step["name"]), step.get("duration_s") or 0.0
             if kind in COMMAND_STEPS:
-                log = run_dir / (step.get("log") or f"{LOGS}/{workload['id']}.{kind}.log")
-                own = command_seconds(log.read_text(errors="replace")) if log.is_file() else 0.0
+                own = own_seconds.get((workload["id"], kind), 0.0)
                 commands += own
                 add(f"workload commands ({kind})", own)
                 add(f"step playbook around {kind}", took - own)

@@ -13,28 +13,24 @@ The cluster is left provisioned; --keep skips the teardown (a run "from where it
 from __future__ import annotations
 
 import argparse
-import re
 import subprocess
 import sys
 import time
 from collections import defaultdict
 
+from analysis.parsers.step_logs import timing_lines
 from spillway import REPO
 from spillway.ansible import run_playbook
 from spillway.inventory import load as load_inventory
 
 GOAL_NO_CHANGE_S = 60.0
-TIMING = re.compile(r"^timing:\s+(?P<seconds>[\d.]+) s\s+(?P<task>.*)$")
 
 
 def seconds_per_role(log_text):
     """{role: seconds} from the timing lines; tasks of a playbook itself count as '(playbook)'."""
     per_role = defaultdict(float)
-    for line in log_text.splitlines():
-        match = TIMING.match(line)
-        if match:
-            task = match["task"]
-            per_role[task.split(" : ", 1)[0] if " : " in task else "(playbook)"] += float(match["seconds"])
+    for task, seconds in timing_lines(log_text):
+        per_role[task.split(" : ", 1)[0] if " : " in task else "(playbook)"] += seconds
     return dict(per_role)
 
 

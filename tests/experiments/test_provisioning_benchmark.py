@@ -2,8 +2,9 @@
 (tests/fixtures/ansible/provision-emu.log: `make bench CLUSTER=emu`'s first provision, from scratch)."""
 import pytest
 
+from analysis.parsers.step_logs import TIMING
 from spillway import REPO
-from experiments.benchmarks.provisioning import TIMING, seconds_per_role
+from experiments.benchmarks.provisioning import seconds_per_role
 
 LOG = (REPO / "tests/fixtures/ansible/provision-emu.log").read_text()
 
