@@ -1,4 +1,4 @@
-"""Parse a run directory's raw/ into the tidy tables of docs/tables.md (tables/<name>.parquet).
+"""Parse a run directory's raw/ and its steps' logs/ into the tidy tables of docs/tables.md (tables/<name>.parquet).
 
 A source that fails to parse never stops the others: the failure is recorded in the `sources`
 table (and shown in the report) with the file and the error. The run directory is untrusted input:
@@ -16,7 +16,7 @@ import pyarrow as pa
 
 from . import safeio
 from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, iostat, jhist, manifest as manifest_parser,
-                      node_budget, pfs_client, prometheus, storage, workload_results)
+                      node_budget, pfs_client, prometheus, step_logs, storage, workload_results)
 from .parsers.collector_notes import read_note
 from .parsers.manifest import read_manifest
 from .rundir import RawOutput, raw_outputs, real_subdirectories, symlinks
@@ -27,7 +27,7 @@ SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "sta
 TABLE_NAMES = ("fio", "fio_latency_bins", "iostat", "disk_totals", "block_requests", *SPARK_TABLES.values(), "mr_jobs",
                "mr_counters", "gluster_bricks", "gluster_fops", "gluster_block_sizes", "pfs_client",
                "node_budget", "prometheus_series", "host_cpu", "workload_checks", "workload_samples", "devices", "steps", "workloads",
-               "sources")
+               "workload_commands", "sources")
 SOURCE_COLUMNS = ["host", "source", "workload_id", "file", "status", "rows", "message"]
 
 
@@ -122,7 +122,8 @@ def _link_target(link: Path) -> str:
         return "?"
 
 
-# The text columns of each table parsed from raw/ (docs/tables.md); every other column holds numbers or booleans.
+# The text columns of each table parsed from raw/ or logs/ (docs/tables.md); every other column holds numbers or
+# booleans.
 # None: every column but time_s and value (a Prometheus series' labels are text, whatever they are named).
 TEXT_COLUMNS = {
     "fio": ("backend", "device", "file", "rw", "direction", "source_file"),
@@ -148,6 +149,7 @@ TEXT_COLUMNS = {
     "host_cpu": (),
     "workload_checks": ("step", "file", "problems", "detail"),
     "workload_samples": ("metric", "unit", "metadata"),
+    "workload_commands": ("step", "task"),
 }
 _NUMBER_KINDS = ("integer", "floating", "mixed-integer-float", "decimal", "boolean")
 
@@ -158,7 +160,7 @@ def _as_stored(table: str, frame: pd.DataFrame) -> pd.DataFrame:
     text for a count, is malformed: mixed into a column with the other files' values it would make the table
     unwritable, or the report's arithmetic fail."""
     text = TEXT_COLUMNS[table]
-    for column in frame.columns[2:]:                # after host and workload_id
+    for column in frame.columns.drop(["host", "workload_id"], errors="ignore"):
         values = frame[column]
         if values.dtype == object:
             nested = values.map(lambda value: isinstance(value, (dict, list)))
@@ -316,6 +318,9 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
     tables["devices"] = storage.devices_table(storage_by_host, manifest)
     tables["steps"] = manifest_parser.steps_table(manifest)
     tables["workloads"] = manifest_parser.workloads_table(manifest)
+    commands, command_sources = step_logs.workload_commands_table(run_dir, manifest)
+    tables["workload_commands"] = _as_stored("workload_commands", commands)
+    acc.sources += command_sources
     if reading.status not in ("ok", "missing"):
         # Listed only when something is wrong with it, so that a valid run's sources are those of raw/.
         acc.sources.insert(0, {"host": "", "source": "manifest", "workload_id": "", "file": "manifest.json",

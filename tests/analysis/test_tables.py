@@ -122,3 +122,17 @@ def test_workload_checks_and_samples_are_tables_of_every_workload_run(run_dir):
     # one row for the checks and one for the samples it should have given
     assert sources.loc[("tpch-r2", "vm/workload/tpch-r2/validation.json"), "status"].tolist() == ["error", "error"]
     assert "validation.json" in " ".join(sources.loc[("tpch-r2", "vm/workload/tpch-r2/validation.json"), "message"])
+
+
+def test_workload_commands_come_from_the_step_logs_with_their_sources(tmp_path):
+    """The recorded default bench (manifest.json and logs/, no raw/): its commands' own times are written as
+    tables/workload_commands.parquet, and each log read is a `sources` row."""
+    run = shutil.copytree(FIXTURES / "runs" / "bench-tiny", tmp_path / "bench-tiny")
+    write_tables(run)
+    commands = read_tables(run)["workload_commands"]
+    assert list(commands.columns) == ["workload_id", "step", "task", "duration_s"] and len(commands) == 17
+    tpch_run = commands[(commands["workload_id"] == "tpch") & (commands["step"] == "run")]
+    assert tpch_run[["task", "duration_s"]].values.tolist() == [["Workload command: tpch run: ./tpch run", 75.77]]
+    sources = read_tables(run)["sources"].query("source == 'step-log'")
+    assert len(sources) == 16 and set(sources["status"]) == {"ok"} and sources["rows"].sum() == 17
+    assert "logs/tpch.run.log" in set(sources["file"])
