@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from . import access_patterns, devices, metrics, statistics
+from .parsers.manifest import worker_nodes
 from .stages import with_application_order
 
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os", "node_budget")
@@ -224,8 +225,7 @@ def _measured_io(run: Run) -> pd.DataFrame:
     joined["result_bytes"] = spark_output.fillna(joined["mr_hdfs_written_bytes"])
     joined["shuffle_bytes"] = joined["shuffle_write_bytes"].where(joined["shuffle_write_bytes"] > 0).fillna(
         joined["mr_shuffle_bytes"])
-    workers = len(((run.manifest.get("inventory") or {}).get("groups") or {}).get("workers") or []) or \
-        max(len(run.manifest.get("hosts") or {}), 1)
+    workers = worker_nodes(run.manifest) or 1
     joined["nodes"] = workers
     joined["cluster_bytes_per_s"] = joined["result_bytes"] / joined["run_s"]
     joined["node_bytes_per_s"] = joined["cluster_bytes_per_s"] / workers
@@ -381,7 +381,7 @@ def manifest_facts(manifest: dict) -> dict[str, str]:
     inventory = manifest.get("inventory") or {}
     _flat("", {"cluster": manifest.get("cluster"), "status": manifest.get("status"),
                "inventory sha256": inventory.get("sha256"),
-               "worker nodes": len((inventory.get("groups") or {}).get("workers") or []) or None,
+               "worker nodes": worker_nodes(manifest),
                "git commit": (manifest.get("git") or {}).get("commit"),
                "git dirty": (manifest.get("git") or {}).get("dirty"),
                "placement": (manifest.get("storage") or {}).get("placement"),

@@ -10,11 +10,12 @@ import pandas as pd
 
 from . import access_patterns, devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
+from .hibench import hibench_report
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
-from .rundir import FINDINGS, FINDINGS_TABLE, REPORT, TABLES
+from .rundir import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
 from .tables import read_tables
 
 
@@ -120,6 +121,17 @@ def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], confi
         return {"rows": [], "error": note, "json": findings.section(error=note)}
 
 
+def _hibench(run_dir: Path, tables: dict[str, pd.DataFrame], manifest: dict) -> dict:
+    """hibench.report's text and what it left out (analysis.hibench); a failure costs that file, not the report."""
+    try:
+        written = hibench_report(tables, manifest)
+        return {"text": written.text, "lines": written.lines, "left_out": written.left_out, "file": HIBENCH_REPORT,
+                "error": ""}
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"text": "", "lines": 0, "left_out": [], "file": HIBENCH_REPORT,
+                "error": _section_failed(run_dir, "hibench.report", error)}
+
+
 def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataFrame, backends: dict,
                  run_id: str) -> dict:
     """Darshan-style views per workload run from the block trace (analysis.access_patterns): the heat map of bytes
@@ -216,6 +228,7 @@ def build_context(run_dir: Path) -> dict:
                                                             tables["workloads"], run_id),
         "sources": tables["sources"].to_dict("records"),
         "model": _model_section(run_dir, configs, configs_failed),
+        "hibench": _hibench(run_dir, tables, manifest),
     }
 
 
@@ -230,6 +243,8 @@ def write_report(run_dir: Path) -> Path:
         context = build_context(Path(run_dir))
         page = render(context)
     write_findings(Path(run_dir), context)
+    if not context["hibench"]["error"]:
+        safeio.write_text(Path(run_dir) / HIBENCH_REPORT, context["hibench"]["text"])
     return safeio.write_text(Path(run_dir) / REPORT, page)
 
 

@@ -28,6 +28,7 @@ ATTEMPTS = "attempts"
 TABLES = "tables"
 REPORT = "report.html"
 FINDINGS = "findings.json"
+HIBENCH_REPORT = "hibench.report"
 FINDINGS_TABLE = "findings.parquet"
 LATEST = "latest"
 

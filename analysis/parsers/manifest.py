@@ -1,6 +1,7 @@
 """The runner's manifest.json (docs/run-directory.md): steps and what a partial run lacks."""
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from datetime import datetime
@@ -141,7 +142,7 @@ def steps_table(manifest: dict) -> pd.DataFrame:
 
 
 WORKLOAD_COLUMNS = ["workload_id", "workload", "repetition", "warmup", "scale", "status", "placement_hdfs",
-                    "placement_local", "executor_cores", "sweep", "start_time_s", "end_time_s", "duration_s",
+                    "placement_local", "executor_cores", "sweep", "parameters", "start_time_s", "end_time_s", "duration_s",
                     "prepare_s", "run_s", "validate_s", "warnings"]
 
 
@@ -155,7 +156,7 @@ def _step_seconds(workload: dict, step: str) -> float | None:
 
 def workloads_table(manifest: dict) -> pd.DataFrame:
     """One row per workload run: what ran (workload, placement, executor cores, the swept parameter values
-    as `sweep`), its status (ok, failed, invalid = its output failed validation, interrupted), whether it was
+    as `sweep`, every parameter as compact JSON in `parameters`), its status (ok, failed, invalid = its output failed validation, interrupted), whether it was
     the discarded warm-up, start/end (epoch s) and the seconds of its prepare/run/validate steps."""
     rows = []
     swept = _swept_parameters(manifest)
@@ -173,6 +174,7 @@ def workloads_table(manifest: dict) -> pd.DataFrame:
                      "executor_cores": workload.get("executor_cores"),
                      "sweep": " ".join(f"{k}={params[k]}" for k in swept.get(workload.get("workload"), [])
                                        if k in params),
+                     "parameters": json.dumps(params, sort_keys=True, separators=(",", ":"), default=str),
                      "start_time_s": start, "end_time_s": end,
                      "duration_s": (end - start) if (start is not None and end is not None) else None,
                      **{f"{step}_s": _step_seconds(workload, step) for step in ("prepare", "run", "validate")},
@@ -182,6 +184,13 @@ def workloads_table(manifest: dict) -> pd.DataFrame:
     for column in ("prepare_s", "run_s", "validate_s"):
         frame[column] = pd.to_numeric(frame[column], errors="coerce").astype("float64")
     return frame
+
+
+def worker_nodes(manifest: dict) -> int | None:
+    """How many worker nodes the run had: its inventory's `workers` group, else the hosts it recorded; None when
+    the manifest says neither (throughput per node divides by it)."""
+    workers = ((manifest.get("inventory") or {}).get("groups") or {}).get("workers") or []
+    return len(workers) or len(manifest.get("hosts") or {}) or None
 
 
 def _swept_parameters(manifest: dict) -> dict[str, list[str]]:

@@ -22,7 +22,8 @@ validation.json comes from is told by its keys, so a sweep's or repetition's wor
 |---|---|---|---|
 | prepare.json (all) | generate_time (`generate_s`) | s | generated |
 | prepare.json (tpch) | load_time (`load_s`, `hadoop fs -put` of the tables) | s | |
-| prepare.json (tpch, kmeans) | input_size (`bytes`) | B | |
+| prepare.json (tpch, kmeans, terasort) | input_size (`bytes`: the input's size in HDFS) | B | |
+| prepare.json (terasort) | input_rows (`rows`, TeraGen's) | rows | |
 | prepare.json (kmeans) | input_points (`points`) | points | |
 | prepare.json (kmeans) | cache_check_time (`check_s`, finding the cached input) | s | |
 | prepare.json (kmeans) | generate_job_time (`generated_in_job_s`, the job that made the input in use) | s | |
@@ -46,9 +47,9 @@ MarkDuplicates columns: *_READS_EXAMINED, UNMAPPED_READS, SECONDARY_OR_SUPPLEMEN
 in reads; READ_PAIRS_EXAMINED, READ_PAIR_DUPLICATES, READ_PAIR_OPTICAL_DUPLICATES in pairs; PERCENT_DUPLICATION
 a fraction ("", Picard's name notwithstanding); ESTIMATED_LIBRARY_SIZE in molecules. Its coverage histogram is
 left out. Not read: the costs list of kmeans' validation.json (iterations.csv has them), recal.table (its row
-counts are in validation.json; a real genome's is large), the steps' logs. TeraSort writes no check files (its
-validation is TeraValidate's exit status and `teravalidate.txt`, a checksum) and fio-sweep's JSON is fio's
-(parsers/fio.py): their folders give no rows here.
+counts are in validation.json; a real genome's is large), the steps' logs (parsers/step_logs.py). TeraSort writes
+prepare.json but no validation.json (its validation is TeraValidate's exit status and `teravalidate.txt`, a
+checksum) and fio-sweep's JSON is fio's (parsers/fio.py): its folder gives no rows here.
 
 Reads go through analysis.safeio. A file that is not what its writer writes (no JSON, a CSV with other
 columns, text where a number belongs) raises ValueError naming it; a refused one (a symlink, a FIFO, over the
@@ -84,6 +85,7 @@ _PREPARE_SAMPLES = (  # key of prepare.json, metric, unit
     ("load_s", "load_time", "s"),
     ("bytes", "input_size", "B"),
     ("points", "input_points", "points"),
+    ("rows", "input_rows", "rows"),
     ("check_s", "cache_check_time", "s"),
     ("generated_in_job_s", "generate_job_time", "s"),
 )

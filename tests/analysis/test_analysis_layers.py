@@ -16,7 +16,7 @@ LAYERS = [
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost", "models.sensitivity"]),
     ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
-    ("pages", ["report", "compare", "notebooks", "predict", "__main__", "benchmarks.*"]),
+    ("pages", ["report", "compare", "hibench", "notebooks", "predict", "__main__", "benchmarks.*"]),
 ]
 # Where raw/ is named: the parsers, which alone open its files; the parse driver (tables), which walks it and hands
 # each file to a parser; the run-directory layout (rundir), which lists its folders.
