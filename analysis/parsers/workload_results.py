@@ -22,16 +22,16 @@ validation.json comes from is told by its keys, so a sweep's or repetition's wor
 |---|---|---|---|
 | prepare.json (all) | generate_time (`generate_s`) | s | generated |
 | prepare.json (tpch) | load_time (`load_s`, `hadoop fs -put` of the tables) | s | |
-| prepare.json (tpch, kmeans, terasort) | input_size (`bytes`: the input's size in HDFS) | B | |
+| prepare.json (tpch, kmeans, terasort, websql) | input_size (`bytes`: the input's size in HDFS) | B | |
 | prepare.json (terasort) | input_rows (`rows`, TeraGen's) | rows | |
 | prepare.json (kmeans) | input_points (`points`) | points | |
 | prepare.json (kmeans) | cache_check_time (`check_s`, finding the cached input) | s | |
 | prepare.json (kmeans) | generate_job_time (`generated_in_job_s`, the job that made the input in use) | s | |
 | prepare.json (gatk4, synthetic) | input_reads, planted_duplicate_reads (`expected`) | reads | |
 | prepare.json (gatk4, synthetic) | known_sites (`expected`) | sites | |
-| query-times.csv (tpch run) | spark_query_time (`seconds`), spark_rows (`rows`) | s, rows | query |
-| validation.json (tpch) | duckdb_query_time (`duckdb_s`), duckdb_rows (`rows`) | s, rows | query |
-| validation.json (tpch) | query_ok (1 when Spark's result equals DuckDB's, else 0) | | query, difference |
+| query-times.csv (tpch, websql run) | spark_query_time (`seconds`), spark_rows (`rows`) | s, rows | query |
+| validation.json (tpch, websql) | duckdb_query_time (`duckdb_s`), duckdb_rows (`rows`) | s, rows | query |
+| validation.json (tpch, websql) | query_ok (1 when Spark's result equals DuckDB's, else 0) | | query, difference |
 | iterations.csv (kmeans run) | iteration_cost (sum of squared distances), iteration_time | "", s | iteration (0: k-means\\|\\|) |
 | model.json (kmeans run) | train_load_time (`load_seconds`: read and cache the points) | s | |
 | model.json (kmeans run) | final_cost_time (`final_cost_seconds`), train_time (`total_seconds`) | s | |
