@@ -131,6 +131,20 @@ def test_failed_tpch_queries_are_samples_of_zero_with_their_difference():
     assert value(frame, "duckdb_rows", query="q11") == 359
 
 
+def test_websql_samples_are_tpchs_for_one_query():
+    frame = samples("websql")
+    assert value(frame, "generate_time", generated=True) == 37.166
+    assert value(frame, "input_size") == 3320011 and unit(frame, "input_size") == "B"
+    assert value(frame, "spark_query_time", query="join") == 19.126
+    assert value(frame, "spark_rows", query="join") == 395 == value(frame, "duckdb_rows", query="join")
+    assert value(frame, "duckdb_query_time", query="join") == 0.057
+    assert value(frame, "query_ok", query="join") == 1.0
+    assert len(frame) == 2 + 2 + 3
+    checks = parse_checks(FIXTURES / "websql")
+    assert bool(check_row(checks, "validate")["ok"]) and check_row(checks, "prepare")["generated"]
+    assert json.loads(check_row(checks, "prepare")["detail"])["format"] == "csv"
+
+
 def test_kmeans_samples():
     frame = samples("kmeans")
     assert value(frame, "generate_time", generated=True) == 14.335
