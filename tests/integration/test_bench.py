@@ -55,6 +55,21 @@ def test_teravalidate_passes(bench, engine):
     assert "checksum" in verdict and "error" not in verdict.lower()
 
 
+def test_hibench_report_has_hibench_s_line_for_each_workload_run_with_an_input(bench):
+    _, run_dir = bench
+    lines = (run_dir / "hibench.report").read_text().splitlines()
+    assert lines[0].split() == ["Type", "Date", "Time", "Input_data_size", "Duration(s)", "Throughput(bytes/s)",
+                                "Throughput/node"]
+    rows = {fields[0]: fields for fields in map(str.split, lines[1:])}
+    assert set(rows) == {"HadoopTerasort", "ScalaSparkTerasort", "SpillwayTpch", "ScalaSparkKmeans"}, lines
+    for engine, type_ in (("mapreduce", "HadoopTerasort"), ("spark", "ScalaSparkTerasort")):
+        prepared = json.loads((run_dir / "raw/localhost/workload" / f"terasort-{engine}" / "prepare.json").read_text())
+        assert int(rows[type_][3]) == prepared["bytes"] == prepared["rows"] * 100
+        assert isinstance(prepared["generated"], bool) and prepared["generate_s"] >= 0
+    for fields in rows.values():
+        assert float(fields[4]) > 0 and int(fields[5]) == int(int(fields[3]) // float(fields[4]))
+
+
 def test_the_mapreduce_job_history_was_copied_over_webhdfs(bench):
     # collectors/mr-history reads the JobHistoryServer's files through WebHDFS as the collect user (no client JVM)
     _, run_dir = bench

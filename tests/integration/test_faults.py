@@ -3,14 +3,16 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from spillway import REPO
+from spillway import REPO, inventory
 
 pytestmark = pytest.mark.integration
-# A short sweep (4 points of 1 s on each backend): the stops below come 5 s into it, and the resumed run measures
-# it all again.
+# A short sweep (4 points of 1 s on each backend): Ctrl-C comes after its first point, SIGTERM 5 s into the run step,
+# and the resumed run measures it all again.
+LOCAL_ROOT = Path(inventory.load("local").spillway_root("localhost"))
 SHORT_SWEEP = "fio-sweep.patterns=read,write fio-sweep.block_sizes=64k,1m fio-sweep.file_size=64m"
 
 
@@ -25,10 +27,21 @@ def block_cache_droppers():
     return out.stdout.strip()
 
 
+def wait_for_a_measured_point(bench, timeout=300):
+    """Until the first fio point of the running sweep is written on the host: the run step's playbook does more
+    before its command than a fixed sleep can assume (a 5 s sleep interrupted one CI run before the first point)."""
+    out = LOCAL_ROOT / "runs" / bench.run_dir.name / "workload" / "fio-sweep"
+    deadline = time.monotonic() + timeout
+    while not any(point.stat().st_size > 0 for point in out.glob("fio-*.json")):
+        assert bench.proc.poll() is None, "the bench ended before its first fio point"
+        assert time.monotonic() < deadline, f"no fio point in {out} within {timeout} s"
+        time.sleep(0.5)
+
+
 def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_process):
     bench = bench_process("--workloads", "fio-sweep", "--params", SHORT_SWEEP)
     bench.wait_for_step("fio-sweep", ": run")
-    time.sleep(5)
+    wait_for_a_measured_point(bench)
     bench.interrupt()
     returncode, output = bench.finish()
     assert returncode != 0
