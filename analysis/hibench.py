@@ -7,7 +7,7 @@ Duration(s), Throughput(bytes/s), Throughput/node. Its values, and ours:
 
 | column | HiBench | Spillway |
 |---|---|---|
-| Type | the workload's name in HiBench (`HadoopTerasort`, `ScalaSparkTerasort`, `ScalaSparkKmeans`) | the same name where HiBench has the workload (`HIBENCH_TYPES`), else `Spillway<Workload>` |
+| Type | the workload's name in HiBench (`HadoopTerasort`, `ScalaSparkTerasort`, `ScalaSparkKmeans`, `ScalaSparkJoin`...) | the same name where HiBench has the workload (`HIBENCH_TYPES`), else `Spillway<Workload>` |
 | Date, Time | when the line was written (local time, `%F`, `%T`) | the end of the run step (UTC, `%Y-%m-%d`, `%H:%M:%S`) |
 | Input_data_size | `hadoop fs -du -s` of the input, bytes | the workload's `input_size` sample (its prepare's size of the input in HDFS), bytes |
 | Duration(s) | the job command's wall time, 3 decimals | the run command's own time (`workload_commands`, steps `run`), 3 decimals |
@@ -29,10 +29,13 @@ from .parsers.manifest import worker_nodes
 
 COLUMN_FORMATS = "%-12s %-10s %-8s %-20s %-20s %-20s %-20s"
 HEADER = ("Type", "Date", "Time", "Input_data_size", "Duration(s)", "Throughput(bytes/s)", "Throughput/node")
-# (workload, engine) -> the name HiBench's run scripts give the same workload (`enter_bench <Type> ...`); engine
-# None: the workload has one
-HIBENCH_TYPES = {("terasort", "mapreduce"): "HadoopTerasort", ("terasort", "spark"): "ScalaSparkTerasort",
-                 ("kmeans", None): "ScalaSparkKmeans"}
+# Our workload -> the name HiBench's run scripts give the same workload (`enter_bench <Type> ...`), or, where one of
+# our workloads is several of HiBench's, the parameter that tells which and HiBench's name for each of its values
+HIBENCH_TYPES = {
+    "terasort": ("engine", {"mapreduce": "HadoopTerasort", "spark": "ScalaSparkTerasort"}),
+    "kmeans": "ScalaSparkKmeans",
+    "websql": ("query", {"scan": "ScalaSparkScan", "join": "ScalaSparkJoin", "aggregation": "ScalaSparkAggregation"}),
+}
 
 
 @dataclass
@@ -45,11 +48,13 @@ class HibenchReport:
 def hibench_type(workload: str, parameters: str | None) -> str:
     """HiBench's name of a workload run, else `Spillway<Workload>` (never one of HiBench's names for another
     workload)."""
-    try:
-        engine = json.loads(parameters or "{}").get("engine")
-    except (ValueError, AttributeError):
-        engine = None
-    known = HIBENCH_TYPES.get((workload, engine)) or HIBENCH_TYPES.get((workload, None))
+    known = HIBENCH_TYPES.get(workload)
+    if isinstance(known, tuple):
+        parameter, names = known
+        try:
+            known = names.get(str(json.loads(parameters or "{}").get(parameter)))
+        except (ValueError, AttributeError):     # not the JSON object the workloads table holds
+            known = None
     return known or "Spillway" + "".join(part.capitalize() for part in str(workload).replace("_", "-").split("-"))
 
 
