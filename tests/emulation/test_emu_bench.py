@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -25,7 +26,9 @@ WORKERS = ["worker1", "worker2", "worker3"]
 # Short, but every code path: each backend, reads and writes, small and large requests.
 FIO = "fio-sweep.patterns=read,write fio-sweep.block_sizes=64k,1m fio-sweep.file_size=64m"
 # Spark's TeraSort writes and reads HDFS with the cluster's replication (2 on emu): a lost DataNode leaves a copy.
-SPARK_SORT = "terasort.engine=spark terasort.rows=500000"
+# Four input files and four output partitions: more tasks than the three executors run at once, so some task is in
+# flight for most of the sort (with two of each, a CI run once saw the whole sort end between two looks).
+SPARK_SORT = "terasort.engine=spark terasort.rows=1000000 terasort.maps=4 terasort.reducers=4"
 
 
 def on(host, command, check=True):
@@ -95,23 +98,32 @@ def kill_a_nodemanager_with_tasks_in_flight(run, since, timeout=600):
     lost (minutes), so a lost AM would hold the run up."""
     deadline = time.monotonic() + timeout
     first_seen = None
-    while time.monotonic() < deadline:
-        assert run.proc.poll() is None, "the bench ended before a task was seen in flight"
-        flight = {worker: tasks_in_flight(worker, since) for worker in WORKERS}
-        busy = [worker for worker, (tasks, _) in flight.items() if tasks]
-        if busy:
-            first_seen = first_seen or time.monotonic()
-            executors_only = [worker for worker in busy if not flight[worker][1]]
-            # The other executor may start its first task later (a loaded 2-core machine: 10 s were not always
-            # enough); the AM's node only as a last resort, its loss holds the run up for minutes.
-            if executors_only or time.monotonic() - first_seen > 30:
-                worker = (executors_only or busy)[0]
-                signal_nodemanager_tree(worker, "STOP")
-                if tasks_in_flight(worker, since)[0]:
-                    signal_nodemanager_tree(worker, "KILL")
-                    return worker
-                signal_nodemanager_tree(worker, "CONT")
-        time.sleep(0.5)
+    looks = 0
+    # One look at every worker at once: looked at one after another over SSH, a look took seconds on a loaded
+    # machine, as long as a task of this tiny sort.
+    with ThreadPoolExecutor(len(WORKERS)) as pool:
+        while time.monotonic() < deadline:
+            if run.proc.poll() is not None:
+                _, output = run.finish()
+                raise AssertionError(f"the bench ended before a task was seen in flight ({looks} looks at the workers "
+                                     f"in {time.time() - since:.0f} s since the sort's step began); its output's "
+                                     f"end:\n{output[-3000:]}")
+            flight = dict(zip(WORKERS, pool.map(lambda worker: tasks_in_flight(worker, since), WORKERS)))
+            looks += 1
+            busy = [worker for worker, (tasks, _) in flight.items() if tasks]
+            if busy:
+                first_seen = first_seen or time.monotonic()
+                executors_only = [worker for worker in busy if not flight[worker][1]]
+                # The other executor may start its first task later (a loaded 2-core machine: 10 s were not always
+                # enough); the AM's node only as a last resort, its loss holds the run up for minutes.
+                if executors_only or time.monotonic() - first_seen > 30:
+                    worker = (executors_only or busy)[0]
+                    signal_nodemanager_tree(worker, "STOP")
+                    if tasks_in_flight(worker, since)[0]:
+                        signal_nodemanager_tree(worker, "KILL")
+                        return worker
+                    signal_nodemanager_tree(worker, "CONT")
+            time.sleep(0.2)
     raise TimeoutError(f"no executor had a task in flight within {timeout} s")
 
 
