@@ -368,42 +368,76 @@ def heatmap_panel(ax, grid: pd.DataFrame, devices: list[tuple[str, str]], edges:
     return mesh
 
 
+def heatmap_figure(grid: pd.DataFrame, marks: pd.DataFrame, labels: dict[tuple[str, str], str], title: str,
+                   run_ids: list[str]) -> dict:
+    """One workload run's heat map: bytes dispatched per time bin, host and device of `grid`
+    (access_patterns.bytes_heatmap rows of that workload run), reads over writes on one colour scale (MiB per bin,
+    logarithmic), the Spark stage attempts and MapReduce phases of `marks` (metrics.phase_spans of that workload
+    run) shaded with their start lines; devices named by `labels`. Returns its PNG, bin width and caption."""
+    width = float(grid["bin_s"].iloc[0])
+    first, last = grid["bin_start_s"].min(), grid["bin_start_s"].max()
+    edges = first + width * np.arange(int(round((last - first) / width)) + 2)
+    t0 = min([first, *marks["start_s"].tolist()])
+    devices = sorted(set(zip(grid["host"], grid["device"])))
+    positive = grid.loc[grid["bytes"] > 0, "bytes"] / 2**20
+    low, high = float(positive.min()), float(positive.max())
+    norm = matplotlib.colors.LogNorm(vmin=low if low < high else high / 10, vmax=high)
+    fig, axes = plt.subplots(2, 1, figsize=(11, 1.6 + 0.45 * len(devices) * 2), sharex=True, squeeze=False)
+    for ax, op in zip(axes[:, 0], HEATMAP_OPS):
+        mesh = heatmap_panel(ax, grid[grid["op"] == op], devices, edges, t0, norm, labels,
+                             f"{op}s: bytes dispatched per {width:g} s bin")
+        span_marks(ax, marks, t0)
+        ax.set_xlim(0, max([edges[-1], *marks["end_s"].tolist()]) - t0)
+    axes[-1][0].set_xlabel(f"time since {utc(t0)} (s)")
+    fig.colorbar(mesh, ax=axes[:, 0].tolist(), label=f"MiB per {width:g} s bin (log scale)")
+    fig.suptitle(title)
+    stamp(fig, run_ids)
+    totals = grid.groupby("op")[["requests", "bytes"]].sum()
+    moved = ", ".join(f"{op}s: {count(totals.at[op, 'requests'], 'request')}, "
+                      f"{format_bytes(totals.at[op, 'bytes'])}" for op in HEATMAP_OPS if op in totals.index)
+    return {"png": png(fig), "bin": number(width, "s", 1),
+            "caption": moved + "; " + (f"{len(marks)} stage/phase spans marked" if len(marks) else
+                                       "no Spark stages or MapReduce phases recorded for this workload")}
+
+
 def heatmap_figures(requests: pd.DataFrame, spans: pd.DataFrame, device_backends: dict[tuple[str, str], str],
                     run_id: str) -> list[dict]:
-    """Per traced workload: bytes dispatched per time bin, host and device (Darshan's heat map), reads over writes
-    on one colour scale (MiB per bin, logarithmic), the Spark stage attempts and MapReduce phases of `spans`
-    (metrics.phase_spans) shaded with their start lines."""
-    grid = access_patterns.bytes_heatmap(requests)
+    """Per traced workload of one run: its heat map (heatmap_figure), devices named with their backends."""
     figures = []
-    for workload_id, per_workload in grid.groupby("workload_id", sort=False):
-        marks = _workload_spans(spans, workload_id)
-        width = float(per_workload["bin_s"].iloc[0])
-        first, last = per_workload["bin_start_s"].min(), per_workload["bin_start_s"].max()
-        edges = first + width * np.arange(int(round((last - first) / width)) + 2)
-        t0 = min([first, *marks["start_s"].tolist()])
-        devices = sorted(set(zip(per_workload["host"], per_workload["device"])))
+    for workload_id, per_workload in access_patterns.bytes_heatmap(requests).groupby("workload_id", sort=False):
         labels = {(h, d): f"{d}" + (f" ({device_backends[(h, d)]})" if (h, d) in device_backends else "") + f" on {h}"
-                  for h, d in devices}
-        positive = per_workload.loc[per_workload["bytes"] > 0, "bytes"] / 2**20
-        low, high = float(positive.min()), float(positive.max())
-        norm = matplotlib.colors.LogNorm(vmin=low if low < high else high / 10, vmax=high)
-        fig, axes = plt.subplots(2, 1, figsize=(11, 1.6 + 0.45 * len(devices) * 2), sharex=True, squeeze=False)
-        for ax, op in zip(axes[:, 0], HEATMAP_OPS):
-            mesh = heatmap_panel(ax, per_workload[per_workload["op"] == op], devices, edges, t0, norm, labels,
-                                 f"{op}s: bytes dispatched per {width:g} s bin")
-            span_marks(ax, marks, t0)
-            ax.set_xlim(0, max([edges[-1], *marks["end_s"].tolist()]) - t0)
-        axes[-1][0].set_xlabel(f"time since {utc(t0)} (s)")
-        fig.colorbar(mesh, ax=axes[:, 0].tolist(), label=f"MiB per {width:g} s bin (log scale)")
-        fig.suptitle(f"block I/O heat map during {workload_id} — run {run_id}")
-        stamp(fig, [run_id])
-        totals = per_workload.groupby("op")[["requests", "bytes"]].sum()
-        moved = ", ".join(f"{op}s: {count(totals.at[op, 'requests'], 'request')}, "
-                          f"{format_bytes(totals.at[op, 'bytes'])}" for op in HEATMAP_OPS if op in totals.index)
-        figures.append({"workload_id": workload_id, "png": png(fig), "bin": number(width, "s", 1),
-                        "caption": moved + "; " + (f"{len(marks)} stage/phase spans marked" if len(marks) else
-                                                   "no Spark stages or MapReduce phases recorded for this workload")})
+                  for h, d in set(zip(per_workload["host"], per_workload["device"]))}
+        figures.append({"workload_id": workload_id, **heatmap_figure(
+            per_workload, _workload_spans(spans, workload_id), labels,
+            f"block I/O heat map during {workload_id} — run {run_id}", [run_id])})
     return figures
+
+
+def heatmap_figures_across(heatmap: pd.DataFrame, runs: list[RunView]) -> list[dict]:
+    """The comparison's heat maps (comparison.io_heatmap): per workload and sweep key, one heat map per
+    configuration (heatmap_figure), of its first measured workload run, devices named with their storage profiles,
+    that run's stages and phases marked. Returns per workload {workload, sweep, figures: [{configuration, run_id,
+    workload_id, repetitions, png, bin, caption}]}, in the table's order."""
+    by_run = {r.run_id: r for r in runs}
+    spans = {r.run_id: metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]) for r in runs}
+    sections = []
+    if heatmap.empty:
+        return sections
+    for (workload, sweep), per_workload in heatmap.groupby(["workload", "sweep"], sort=False, dropna=False):
+        drawn = []
+        for configuration, per_config in per_workload.groupby("configuration", sort=True, observed=True):
+            runs_of = list(dict.fromkeys(zip(per_config["run_id"], per_config["workload_id"])))
+            run_id, workload_id = runs_of[0]
+            grid = per_config[(per_config["run_id"] == run_id) & (per_config["workload_id"] == workload_id)]
+            run = by_run[run_id]
+            labels = {(h, d): (f"{d} ({p})" if p else run.device(h, d)) + f" on {h}"
+                      for h, d, p in zip(grid["host"], grid["device"], grid["profile"])}
+            drawn.append({"configuration": str(configuration), "run_id": run_id, "workload_id": workload_id,
+                          "repetitions": len(runs_of), **heatmap_figure(
+                              grid, _workload_spans(spans[run_id], workload_id), labels,
+                              f"block I/O heat map during {workload_id} ({configuration}) — run {run_id}", [run_id])})
+        sections.append({"workload": workload, "sweep": sweep, "figures": drawn})
+    return sections
 
 
 def backend_throughput_panel(ax, throughput: pd.DataFrame, workloads: pd.DataFrame) -> None:
