@@ -11,7 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import access_patterns, devices, findings, gate, safeio, statistics
-from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_patterns,
+from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_heatmap, io_patterns,
                          key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
                          throughput_table, workload_times)
 from .formatting import number, now_utc
@@ -121,6 +121,16 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
         return section, pd.DataFrame(), pd.DataFrame()
 
 
+def heatmap_section(runs: list[Run], order: list[str], views: list[figures.RunView]) -> tuple[dict, pd.DataFrame]:
+    """The report's heat map of bytes over time side by side (comparison.io_heatmap): per workload one heat map per
+    configuration (figures.heatmap_figures_across), and the table written next to the page; a failure is shown."""
+    try:
+        table = io_heatmap(runs, order)
+        return {"workloads": figures.heatmap_figures_across(table, views), "error": ""}, table
+    except Exception as error:  # noqa: BLE001 - shown in the section instead
+        return {"workloads": [], "error": _failed(runs, "the I/O heat maps", error)}, pd.DataFrame()
+
+
 def overview_json(runs: list[Run]) -> dict:
     """findings.json's overview of a comparison: each run's measured workload runs as its own report's overview
     gives them (findings.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure is
@@ -149,6 +159,8 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
     patterns, sizes, shares = io_pattern_section(runs, order)
+    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
+    heatmaps, heatmap = heatmap_section(runs, order, views)
     stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
     stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
     # a stage seen in one configuration only has nothing to be compared with (it stays in the CSV)
@@ -157,10 +169,9 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
               "compare_differences": differed, "compare_findings": found, "compare_access_sizes": sizes,
-              "compare_sequential": shares}
+              "compare_sequential": shares, "compare_heatmap": heatmap}
     if max_slowdown_pct is not None:
         tables["compare_gate"] = gate.verdicts(workloads, stages, max_slowdown_pct)
-    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     run_ids = [r.run_id for r in runs]
     storage_sensitivity = sensitivity_section(runs)
     excluded = [f"{r.run_id}: {w.workload_id} ({'warm-up' if w.warmup else w.status})"
@@ -189,6 +200,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
                                              "per backend", run_ids, ratios, fio_baseline),
         "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
         "io_patterns": patterns,
+        "heatmaps": heatmaps,
         "size_figures": figures.request_size_figures_across(views),
         "offset_figures": figures.offset_figures_across(views),
         "throughput_figures": figures.throughput_figures_across(views),

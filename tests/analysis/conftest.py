@@ -64,6 +64,40 @@ def block_counts_by_hand(name: str) -> dict:
     return counts
 
 
+HEATMAP_STEPS_S = (0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)   # docs/tables.md
+
+
+def heatmap_bins_by_hand(name: str) -> dict:
+    """Per workload run of the recorded run tests/fixtures/runs/<name>'s block trace, binned here by hand as
+    docs/tables.md "I/O pattern views" says the heat map bins it: `bin_s` (the smallest step keeping the trace's span
+    under 120 bins) and `bins`: (host, device, direction, bin index from the first dispatch's bin) -> [requests,
+    bytes] of the reads and writes that moved data. A missing recording fails, naming it."""
+    import math
+
+    import pandas as pd
+
+    path = FIXTURES / "runs" / name / "tables" / "block_requests.parquet"
+    if not path.exists():
+        pytest.fail(f"missing recorded fixture {path}", pytrace=False)
+    requests = pd.read_parquet(path)
+    counts = {}
+    for workload_id, group in requests.groupby("workload_id", observed=True):
+        group = group[group["op"].astype(str).isin(["read", "write"]) & (group["bytes"] > 0)]
+        if group.empty:
+            continue
+        first, last = float(group["issue_time_s"].min()), float(group["issue_time_s"].max())
+        width = next(step for step in HEATMAP_STEPS_S if (last - first) / step < 120)
+        origin = math.floor(first / width) * width
+        bins: dict = {}
+        for host, device, op, issued, size in zip(group["host"], group["device"], group["op"], group["issue_time_s"],
+                                                  group["bytes"]):
+            cell = bins.setdefault((str(host), str(device), str(op), math.floor((issued - origin) / width)), [0, 0])
+            cell[0] += 1
+            cell[1] += int(size)
+        counts[str(workload_id)] = {"bin_s": width, "origin": origin, "bins": bins}
+    return counts
+
+
 @pytest.fixture
 def run_dir(tmp_path: Path) -> Path:
     """A run directory assembled from the recorded fixtures (what the runner's fetch would lay out)."""

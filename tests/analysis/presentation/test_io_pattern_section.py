@@ -2,7 +2,8 @@
 the stages (figures.heatmap_figures), the common access sizes and sequential shares as rows (rows.py), and the
 section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the assembled run of conftest:
 fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
-terasort-nvme), checked against counts made here by hand from the recorded block traces."""
+terasort-nvme), heat maps of bytes over time among them, checked against counts made here by hand from the recorded
+block traces."""
 from __future__ import annotations
 
 import re
@@ -15,13 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import access_patterns, metrics
-from analysis.compare import write_comparison
+from analysis import access_patterns, comparison, devices, metrics
+from analysis.compare import load_runs, write_comparison
 from analysis.formatting import exact_size
 from analysis.presentation import figures, rows
 from analysis.report import write_report
 from analysis.tables import read_table, read_tables
-from conftest import TOOLS, block_counts_by_hand, copy_recorded_run
+from conftest import TOOLS, block_counts_by_hand, copy_recorded_run, heatmap_bins_by_hand
 
 MATRIX = Path(__file__).resolve().parents[2] / "fixtures" / "runs" / "terasort-matrix"
 BACKENDS = {("localhost", "loop1"): "hdd", ("localhost", "loop3"): "ssd"}
@@ -160,6 +161,62 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
                       for config in ("hdd", "nvme") for op in ("read", "write")}
     shares = read_table(page.parent / "tables" / "compare_sequential.parquet")
     assert set(shares["op"]) == {"read", "write", "all"} and set(shares["profile"]) == {"hdd", "nvme"}
+    # the heat maps: one per configuration, folded, each caption with the trace's requests; their bins beside the page
+    heatmaps = section[section.index('id="io-pattern-heatmap"'):section.index('id="io-pattern-sizes"')]
+    assert re.search(r'<details class="fold io-heatmap"[^>]*><summary>Show the heat maps of terasort\s+'
+                     r'\(2 configurations\)</summary>', heatmaps)
+    captions = re.findall(r'<img alt="I/O heat map during terasort \((hdd|nvme)\), run [^"]+, of the comparison of '
+                          r'runs [^"]+" '
+                          r'src="data:image/png;base64,[A-Za-z0-9+/=]{100,}">\s*<figcaption>(.*?)</figcaption>',
+                          heatmaps, re.S)
+    assert [config for config, _ in captions] == ["hdd", "nvme"]
+    for config, caption in captions:
+        counted = by_run[config]
+        moved = ", ".join(f"{op}s: {counted[('terasort', 'loop1', op)]['requests']:,} requests" for op in ("read", "write"))
+        assert re.sub(r", [\d.]+ (?:KiB|MiB)", "", " ".join(caption.split())).count(moved) == 1, caption
+        assert "MiB (2<sup>20</sup> bytes) on a logarithmic colour scale" in caption
+    for suffix in ("csv", "parquet"):
+        assert (page.parent / "tables" / f"compare_heatmap.{suffix}").stat().st_size > 0
+    heatmap = read_table(page.parent / "tables" / "compare_heatmap.parquet")
+    assert heatmap.groupby(["configuration", "op"])["requests"].sum().to_dict() == \
+        {(config, op): by_run[config][("terasort", "loop1", op)]["requests"] for config in ("hdd", "nvme")
+         for op in ("read", "write")}
+
+
+def test_the_comparisons_heat_maps_draw_each_configurations_bins_as_counted_by_hand(tmp_path, drawn):
+    runs = load_runs([str(copy_recorded_run(name, tmp_path)) for name in ("terasort-hdd", "terasort-nvme")])
+    _, order = comparison.workload_times(runs)
+    table = comparison.io_heatmap(runs, order)
+    by_hand = {"hdd": heatmap_bins_by_hand("terasort-hdd")["terasort"],
+               "nvme": heatmap_bins_by_hand("terasort-nvme")["terasort"]}
+    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
+    (section,) = figures.heatmap_figures_across(table, views)
+    assert (section["workload"], section["sweep"]) == ("terasort", "")
+    assert [f["configuration"] for f in section["figures"]] == order == ["hdd", "nvme"]
+    for run, drawn_figure in zip(runs, section["figures"]):
+        config = drawn_figure["configuration"]
+        counted, width = by_hand[config]["bins"], by_hand[config]["bin_s"]
+        # the table: every bin of the trace, as counted by hand
+        mine = table[table["configuration"] == config]
+        assert set(mine["bin_s"]) == {width} and set(mine["profile"]) == {config} and set(mine["run_id"]) == {run.run_id}
+        assert {(r.host, r.device, r.op, round((r.bin_start_s - by_hand[config]["origin"]) / width)): [r.requests, r.bytes]
+                for r in mine.itertuples()} == counted
+        # the figure: the same bytes in the same cells, MiB on the colour bar, seconds on the time axis
+        fig = drawn_figure["png"]
+        first = min(key[3] for key in counted)
+        marks = metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"])
+        for ax, op in zip(fig.axes[:2], ("read", "write")):
+            assert [t.get_text() for t in ax.get_yticklabels()] == [f"loop1 ({config}) on localhost"]
+            cells = np.ma.filled(ax.collections[0].get_array(), 0).reshape(1, -1) * 2**20
+            expected = np.zeros_like(cells)
+            for (_, _, bin_op, index), (_, size) in counted.items():
+                if bin_op == op:
+                    expected[0, index - first] = size
+            assert cells == pytest.approx(expected)
+            assert len(ax.patches) == len(marks[marks["workload_id"] == "terasort"]) > 0
+        assert fig.axes[1].get_xlabel().endswith("(s)")
+        assert fig.axes[-1].get_ylabel() == f"MiB per {width:g} s bin (log scale)"
+        assert drawn_figure["repetitions"] == 1 and drawn_figure["workload_id"] == "terasort"
 
 
 def test_a_comparison_without_block_traces_says_so(tmp_path):
@@ -169,4 +226,5 @@ def test_a_comparison_without_block_traces_says_so(tmp_path):
     html = write_comparison([str(r) for r in runs], tmp_path / "cmp").read_text()
     section = html[html.index('id="io-pattern"'):html.index('id="request-sizes"')]
     assert "No measured workload run of these runs has a block trace" in section
-    assert "<table" not in section
+    assert "there is no heat map of bytes over time to\ncompare" in section
+    assert "<table" not in section and "<img" not in section and "<details" not in section
