@@ -246,3 +246,41 @@ def test_the_compare_page_sets_the_traced_runs_io_patterns_side_by_side(browser,
     ascending = [int(r["requests"].split()[0].replace(",", "")) for r in _table_rows(browser, sizes)]
     assert ascending == sorted(ascending) and ascending[0] < ascending[-1]
     assert browser.problems() == []
+
+
+def test_the_compare_page_folds_a_heat_map_per_configuration_that_opens_offline(browser, pages):
+    browser.open(pages["compare"])
+    counted = {name: block_counts_by_hand(name) for name in TRACED}
+    requests = {}          # (workload run, direction) -> reads or writes that moved data, every device of its run
+    for name, counts in counted.items():
+        for (workload_id, _device, op), c in counts.items():
+            key = (name.split("-")[-1] if name != "terasort-matrix" else "local", workload_id, op)
+            requests[key] = requests.get(key, 0) + c["requests"]
+    folded = "document.querySelector('#io-pattern-heatmap ~ details.io-heatmap')"
+    images = f"Array.from({folded}.querySelectorAll('figure img'))"
+    assert browser.evaluate(f"{folded}.querySelector('summary').textContent.replace(/\\s+/g, ' ')") == \
+        "Show the heat maps of terasort (6 configurations)"
+    # folded: the six heat maps (hdd, nvme and the matrix's four placements) are there, none shown
+    assert browser.evaluate(f"{folded}.open") is False
+    assert browser.evaluate(f"{images}.length") == 6
+    assert browser.evaluate(f"{images}.some(i => i.checkVisibility())") is False
+    browser.evaluate(f"{folded}.querySelector('summary').click()")
+    assert browser.evaluate(f"{folded}.open") is True
+    assert browser.evaluate(f"{images}.every(i => i.complete && i.naturalWidth > 300 && i.checkVisibility())") is True
+    assert browser.evaluate(f"{images}[0].getBoundingClientRect().height") > 100
+    captions = browser.evaluate(f"Array.from({folded}.querySelectorAll('figcaption'))"
+                                ".map(c => c.textContent.replace(/\\s+/g, ' '))")
+    assert [c.split(": run ")[0].split(" · ")[0] for c in captions] == \
+        ["terasort, configuration hdd", "terasort, configuration nvme"] + ["terasort, configuration local"] * 4
+    for caption in captions:
+        match = re.search(r"configuration (\w+).*? workload run ([\w-]+).*?reads: ([\d,]+) requests, [\d.]+ [KM]iB, "
+                          r"writes: ([\d,]+) requests, [\d.]+ [KM]iB", caption)
+        assert match, caption
+        config, workload_id, reads, writes = match.groups()
+        assert (int(reads.replace(",", "")), int(writes.replace(",", ""))) == \
+            (requests[(config, workload_id, "read")], requests[(config, workload_id, "write")])
+        assert re.search(r"per [\d.]+ s bin, MiB \(220 bytes\) on a logarithmic colour scale", caption), caption
+    # opening it fetched nothing: the heat maps are inline data like every other figure
+    assert [url for url in browser.requested_urls() if not url.startswith("data:image/png;base64,")] == \
+        [pages["compare"].resolve().as_uri()]
+    assert browser.problems() == []
