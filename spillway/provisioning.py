@@ -12,6 +12,12 @@ these inputs. playbooks/provision-check.yml passes when every host holds the sam
 (every Hadoop daemon running, HDFS writable and readable, every node registered, every supervised process running);
 the bench then skips provision.yml, and otherwise runs it. Inventories with parallel-file-system servers always
 provision: their servers' glusterd and bricks are outside that check.
+
+A placement switch (issue 19): the record also holds `base_digest`, the digest of the same inputs without the
+placement. When every host's record has the bench's base digest but another placement, and the cluster serves, the
+check says so (`SWITCH_POSSIBLE` in its message) and the bench runs playbooks/placement.yml, which does only what a
+placement changes (data directories, the placement's Hadoop and Spark settings and the daemons that read them,
+storage.json) and writes the record of the full digest; anything else, or a failed switch, provisions in full.
 """
 import json
 
@@ -20,6 +26,11 @@ from spillway import REPO, inputs, setuprecord
 # Relative to the repository: every file below these is an input of provision.yml.
 INPUT_FOLDERS = ("playbooks", "collectors", "workloads")
 INPUT_FILES = ("inventories/storage-profiles.yml", "ansible.cfg", "requirements.txt")
+# The extra variable a placement switch changes, alone.
+PLACEMENT_VAR = "spillway_placement"
+# What provision-check.yml's message says on a host whose record differs from the bench's inputs in the placement
+# alone, in a serving cluster.
+SWITCH_POSSIBLE = "placement switch possible"
 
 
 def digest(inventory, extra_vars, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
@@ -31,11 +42,26 @@ def digest(inventory, extra_vars, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
                                        ("extra vars", json.dumps(extra_vars, sort_keys=True, default=str).encode())])
 
 
-def bench_vars(inventory, placement, overrides):
+def base_vars(extra_vars):
+    """`extra_vars` without the placement: what `base_digest` is made of."""
+    return {name: value for name, value in extra_vars.items() if name != PLACEMENT_VAR}
+
+
+def bench_vars(inventory, placement, overrides, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
     """The extra variables a bench runs provision.yml with for `placement` (and `overrides`: the MONITORING
-    override's variables), `provision_digest` among them: the bench checks health itself before each workload."""
-    extra = {"provision_health_check": False, "spillway_placement": placement, **overrides}
-    return {**extra, "provision_digest": digest(inventory, extra)}
+    override's variables), `provision_digest` and `provision_base_digest` (the same inputs but the placement) among
+    them: the bench checks health itself before each workload."""
+    extra = {"provision_health_check": False, PLACEMENT_VAR: placement, **overrides}
+    return {**extra, "provision_digest": digest(inventory, extra, repo, cache_dir),
+            "provision_base_digest": digest(inventory, base_vars(extra), repo, cache_dir)}
+
+
+def can_switch(inventory, check_failures):
+    """Whether a failed provision-check.yml allows the placement switch instead of provision.yml: every host that
+    failed it holds a record of the same inputs but the placement, in a serving cluster (its message says
+    SWITCH_POSSIBLE), and the inventory has no pfs servers."""
+    return (can_skip(inventory) and bool(check_failures)
+            and all(SWITCH_POSSIBLE in " ".join(failure.split()) for failure in check_failures))
 
 
 def can_skip(inventory):
