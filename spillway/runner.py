@@ -247,7 +247,9 @@ class Bench(Resuming):
     def _provision_unless_unchanged(self, label, log_name):
         """provision.yml, unless its check (provision-check.yml) finds every host last provisioned from the same
         inputs and the cluster serving as that provisioning left it (spillway/provisioning.py): such a provisioning
-        would change nothing and costs most of a minute. One step either way; `unchanged` says which it was."""
+        would change nothing and costs most of a minute. When the check finds the same inputs but the placement and
+        a serving cluster, the placement switch (playbooks/placement.yml) instead, and provision.yml only should it
+        fail. One step either way; `unchanged` and `switch` say which it was."""
         extra = provisioning.bench_vars(self.inventory, self.placement, self._monitoring_vars())
         line = self._progress(label)
         say(f"{line} ...")
@@ -258,7 +260,8 @@ class Bench(Resuming):
             try:
                 if provisioning.can_skip(self.inventory):
                     check = self._play("provision-check.yml", f"{log_name}.check",
-                                       provision_digest=extra["provision_digest"])
+                                       provision_digest=extra["provision_digest"],
+                                       provision_base_digest=extra["provision_base_digest"])
                     entry["check_log"] = str(check.log_path.relative_to(self.run.path))
                     entry["unchanged"] = check.ok
                     if check.ok:
@@ -268,11 +271,33 @@ class Bench(Resuming):
                         return
                     # the check's message begins "provisioning needed: " and says why
                     say(f"   {first_message(check.failures) or 'provisioning needed: see ' + str(check.log_path)}")
+                    if not provisioning.can_switch(self.inventory, check.failures):
+                        say("   not a placement switch alone: provisioning in full")
+                    elif self._switch_placement(entry, f"{line}: placement switch", log_name, extra):
+                        return
                 result = self._play("provision.yml", log_name, **extra)
             finally:
                 tail.stop()
             self._record_play(entry, result, line, started)
         say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
+
+    def _switch_placement(self, entry, line, log_name, extra):
+        """playbooks/placement.yml: only what the placement changes (spillway/provisioning.py), recorded in the
+        provisioning's step (`switch`, its log). True when it ended well; False, saying so, when the full provisioning
+        has to run instead (the switch left no provisioning record)."""
+        say(f"{line} ...")
+        started = time.monotonic()
+        result = self._play("placement.yml", f"{log_name}.switch", **extra)
+        entry["switch"] = result.ok
+        entry["switch_log"] = str(result.log_path.relative_to(self.run.path))
+        took = time.monotonic() - started
+        if not result.ok:
+            say(f"{line}: FAILED after {took:.1f} s, provisioning in full instead (log: {entry['switch_log']})\n"
+                f"{indent(first_message(result.failures) or 'see ' + str(result.log_path))}")
+            return False
+        entry["log"], entry["ansible_changed"] = entry["switch_log"], result.changed
+        say(f"{line}: ok ({took:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
+        return True
 
     def _load_facts(self):
         for host in self.inventory.hosts:
