@@ -33,10 +33,10 @@ def table(run_dir, name):
 
 
 # The tiny bench (test_bench.py) left the cluster on the inventory's placement, where the list starts; then both
-# HDFS and the local dirs move, then the local dirs alone (each placement switch is a provisioning of a minute and
-# a half here: three placements hold every kind of switch). Every run from a cold page cache (DROP_CACHES=1), as
-# storage placements should be measured.
-PLACEMENTS = "hdfs=hdd,local=ssd;hdfs=ssd,local=hdd;hdfs=ssd,local=ssd"
+# HDFS and the local dirs move. The validation-failure bench below then moves the local dirs alone: the three kinds
+# of placement step (none, both, local alone) in three TeraSorts. Every run of the list from a cold page cache
+# (DROP_CACHES=1), as storage placements should be measured.
+PLACEMENTS = "hdfs=hdd,local=ssd;hdfs=ssd,local=hdd"
 
 
 @pytest.fixture(scope="module")
@@ -48,14 +48,15 @@ def test_a_placement_list_runs_each_placement_in_order_and_the_report_groups_the
     proc, run_dir, manifest = placement_list
     assert proc.returncode == 0, proc.stdout[-3000:]
     runs = {(w["placement"]["hdfs"], w["placement"]["local"]): w for w in manifest["workloads"]}
-    assert list(runs) == [("hdd", "ssd"), ("ssd", "hdd"), ("ssd", "ssd")]
+    assert list(runs) == [("hdd", "ssd"), ("ssd", "hdd")]
     assert all(w["status"] == "ok" for w in runs.values())
     provisions = [s for s in manifest["steps"] if s["name"].startswith("provision")]
-    assert [s["name"] for s in provisions] == [
-        "provision (hdfs=hdd, local=ssd)", "provision (hdfs=ssd, local=hdd)", "provision (hdfs=ssd, local=ssd)"]
+    assert [s["name"] for s in provisions] == ["provision (hdfs=hdd, local=ssd)", "provision (hdfs=ssd, local=hdd)"]
     # the inventory's placement first: the cluster stood on it (the benches before), no switch was needed
     assert provisions[0]["unchanged"] is True, (run_dir / provisions[0]["check_log"]).read_text()[-3000:]
     assert not any(s.get("unchanged") for s in provisions[1:])
+    # both moved: the placement switch (playbooks/placement.yml) did it, not a full provisioning
+    assert provisions[1]["switch"] is True, (run_dir / provisions[1]["check_log"]).read_text()[-3000:]
     html = (run_dir / "report.html").read_text()
     assert 'id="placement"' in html and "vs fastest placement" in html
 
@@ -79,17 +80,6 @@ def daemon_started_at(name):
     return time.time() - int(elapsed.stdout)
 
 
-def test_a_switch_of_the_local_placement_restarts_the_nodemanager_alone(placement_list):
-    # The list's last switch, (ssd, hdd) -> (ssd, ssd), changed only the local dirs (yarn-placement.xml).
-    _, _, manifest = placement_list
-    (last,) = [s for s in manifest["steps"] if s["name"] == "provision (hdfs=ssd, local=ssd)"]
-    switched_at = datetime.fromisoformat(last["started_at"]).timestamp()
-    started = {name: daemon_started_at(name) for name in
-               ("namenode", "datanode", "resourcemanager", "nodemanager", "historyserver")}
-    assert started["nodemanager"] > switched_at, started
-    assert all(at < switched_at - 1 for name, at in started.items() if name != "nodemanager"), (switched_at, started)
-
-
 def test_each_run_wrote_its_hdfs_output_to_the_backend_it_placed_hdfs_on(placement_list):
     _, run_dir, manifest = placement_list
     storage = json.loads((run_dir / "raw/localhost/storage.json").read_text())
@@ -111,19 +101,24 @@ def test_each_hdfs_backend_keeps_its_own_namespace_and_blocks(placement_list):
     assert {p.name for p in Path("/var/lib/spillway/local/namenode").iterdir()} >= {"hdd", "ssd"}
 
 
-def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_medians(placement_list):
+@pytest.fixture(scope="module")
+def single_core_invalid_bench(placement_list):
     # The placement list left HDFS on the ssd with the input cached; a wrong recorded checksum makes the (correct)
     # sort fail its check exactly as lost rows would. CORES=1: one one-core executor per node, where the cluster's
     # sizing gives two (the sweep's wiring to spark-submit; its planning and report have unit tests on the recorded
-    # sweep tests/fixtures/runs/kmeans-cores).
+    # sweep tests/fixtures/runs/kmeans-cores). Its placement moves the local dirs alone (ssd, hdd) -> (ssd, ssd).
     checksum = f"/spillway/terasort/input-{ROWS}.checksum"
     subprocess.run(as_workload_user([HADOOP, "fs", "-put", "-f", "-", checksum]), input="1234abcd\n", text=True,
                    check=True)
     try:
-        proc, run_dir, manifest = bench("terasort", f"PARAMS={SPARK_SORT}", "PLACEMENT=hdfs=ssd,local=ssd", "CORES=1")
+        return bench("terasort", f"PARAMS={SPARK_SORT}", "PLACEMENT=hdfs=ssd,local=ssd", "CORES=1")
     finally:
         subprocess.run(as_workload_user([HADOOP, "fs", "-rm", "-r", "-f", "-skipTrash", checksum,
                                          f"/spillway/terasort/input-{ROWS}"]), check=True)
+
+
+def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_medians(single_core_invalid_bench):
+    proc, run_dir, manifest = single_core_invalid_bench
     assert proc.returncode != 0
     (run,) = manifest["workloads"]
     assert run["status"] == "invalid"
@@ -134,7 +129,16 @@ def test_validation_failure_marks_the_run_invalid_and_keeps_it_out_of_the_median
     executors = table(run_dir, "spark_executors")
     per_app = executors[executors.executor_id != "driver"].groupby("app_id").size()
     assert len(per_app) == 1 and set(per_app) == {1}, per_app   # the sort's application: one executor, one worker
-    # the list's last placement is this bench's: every input unchanged and the cluster serving, its provisioning
-    # was checked and not run again
-    (provision,) = [s for s in manifest["steps"] if s["name"] == "provision"]
-    assert provision["unchanged"] is True, (run_dir / provision["check_log"]).read_text()[-3000:]
+
+
+def test_a_switch_of_the_local_placement_restarts_the_nodemanager_alone(single_core_invalid_bench):
+    # That bench's switch, (ssd, hdd) -> (ssd, ssd), changed only the local dirs (yarn-placement.xml).
+    _, run_dir, manifest = single_core_invalid_bench
+    (last,) = [s for s in manifest["steps"] if s["name"] == "provision"]
+    # a placement switch (playbooks/placement.yml), not a full provisioning
+    assert last["unchanged"] is False and last["switch"] is True, (run_dir / last["check_log"]).read_text()[-3000:]
+    switched_at = datetime.fromisoformat(last["started_at"]).timestamp()
+    started = {name: daemon_started_at(name) for name in
+               ("namenode", "datanode", "resourcemanager", "nodemanager", "historyserver")}
+    assert started["nodemanager"] > switched_at, started
+    assert all(at < switched_at - 1 for name, at in started.items() if name != "nodemanager"), (switched_at, started)
