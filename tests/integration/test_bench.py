@@ -15,6 +15,7 @@ from spillway import REPO, inventory, provisioning
 from spillway.ansible import run_playbook
 
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
+from headless_chromium import BrowserError, HeadlessChromium
 
 pytestmark = pytest.mark.integration
 HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
@@ -46,6 +47,39 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
     assert all(s["duration_s"] is not None for s in manifest["steps"])
     assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
     assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
+
+
+def test_the_reports_page_opens_offline_with_the_findings_first_and_each_workloads_io_pattern(bench, tmp_path):
+    # The default bench's own report, as a person opens it (the recorded runs' pages have their browser tests in
+    # tests/analysis/presentation): Debian's headless Chromium, offline; every measured workload's block trace drawn
+    # as its heat map beside its common access sizes and sequential share.
+    _, run_dir = bench
+    report = run_dir / "report.html"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    try:
+        browser = HeadlessChromium(tmp_path / "chromium-profile")
+    except BrowserError as error:
+        pytest.fail(str(error), pytrace=False)
+    try:
+        browser.open(report)
+        assert browser.problems() == []
+        requested = browser.requested_urls()
+        assert [url for url in requested if not url.startswith("data:image/png;base64,")] == [report.resolve().as_uri()]
+        assert browser.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth > 0)")
+        top, first_finding_bottom, height = browser.evaluate("""(() => { const h = document.getElementById('findings');
+            return [h.getBoundingClientRect().top, h.nextElementSibling.getBoundingClientRect().bottom,
+                    window.innerHeight]; })()""")
+        assert 0 <= top and first_finding_bottom <= height
+        views = browser.evaluate("""Array.from(document.querySelectorAll('h3[id^="io-pattern-"]')).map(h => {
+            let text = '', node = h.nextElementSibling;
+            for (; node && node.tagName !== 'H3' && node.tagName !== 'H2'; node = node.nextElementSibling)
+                text += ' ' + node.outerHTML;
+            return [h.id.slice('io-pattern-'.length), text.includes('class="muted io-pattern-missing"'),
+                    (text.match(/alt="I\/O heat map during/g) || []).length]; })""")
+        assert {workload: (missing, heat_maps) for workload, missing, heat_maps in views} == {
+            w["id"]: (False, 1) for w in manifest["workloads"]}
+    finally:
+        browser.close()
 
 
 @pytest.mark.parametrize("engine", ["mapreduce", "spark"])
