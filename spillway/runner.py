@@ -295,7 +295,7 @@ class Bench(Resuming):
             say(f"{line}: FAILED after {took:.1f} s, provisioning in full instead (log: {entry['switch_log']})\n"
                 f"{indent(first_message(result.failures) or 'see ' + str(result.log_path))}")
             return False
-        entry["log"], entry["ansible_changed"] = entry["switch_log"], result.changed
+        self._record_play(entry, result, line, started)
         say(f"{line}: ok ({took:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
         return True
 
