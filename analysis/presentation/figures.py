@@ -418,11 +418,13 @@ def heatmap_figures_across(heatmap: pd.DataFrame, runs: list[RunView]) -> list[d
     configuration (heatmap_figure), of its first measured workload run, devices named with their storage profiles,
     that run's stages and phases marked. Returns per workload {workload, sweep, figures: [{configuration, run_id,
     workload_id, repetitions, png, bin, caption}]}, in the table's order."""
-    by_run = {r.run_id: r for r in runs}
-    spans = {r.run_id: metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]) for r in runs}
     sections = []
     if heatmap.empty:
         return sections
+    by_run = {r.run_id: r for r in runs}
+    drawn_runs = set(heatmap["run_id"])
+    spans = {r.run_id: metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]) for r in runs
+             if r.run_id in drawn_runs}
     for (workload, sweep), per_workload in heatmap.groupby(["workload", "sweep"], sort=False, dropna=False):
         drawn = []
         for configuration, per_config in per_workload.groupby("configuration", sort=True, observed=True):
