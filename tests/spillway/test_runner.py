@@ -50,6 +50,9 @@ def test_a_list_of_placements_runs_in_the_order_given():
     ("matrix", "hdd,nvme", "nvme not defined in inventory 'local'"),
     ("hdfs=hdd", "", "is not 'matrix' or 'hdfs=<backend>,local=<backend>'"),
     ("hdfs=hdd,local=tape", "", "is not 'matrix'"),
+    # shell text never reaches a play (the placement switch's shell task among them): refused at planning
+    ("hdfs=$(touch /tmp/spillway-pwned),local=ssd", "", "is not 'matrix'"),
+    ("hdfs=hdd,local=ssd;hdfs=ssd;reboot", "", "is not 'matrix'"),
 ])
 def test_bad_placements_are_refused_naming_the_backends(placement, backends, message):
     with pytest.raises(WorkloadError, match=message):
