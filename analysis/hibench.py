@@ -35,6 +35,8 @@ HIBENCH_TYPES = {
     "terasort": ("engine", {"mapreduce": "HadoopTerasort", "spark": "ScalaSparkTerasort"}),
     "kmeans": "ScalaSparkKmeans",
     "websql": ("query", {"scan": "ScalaSparkScan", "join": "ScalaSparkJoin", "aggregation": "ScalaSparkAggregation"}),
+    "wordcount": "ScalaSparkWordcount",
+    "sort": "ScalaSparkSort",
 }
 
 

@@ -108,6 +108,8 @@ def test_the_report_step_writes_hibench_report_beside_the_page(recorded):
     ("websql", '{"query":"scan"}', "ScalaSparkScan"),
     ("websql", '{"query":"aggregation"}', "ScalaSparkAggregation"),
     ("websql", "{}", "SpillwayWebsql"),
+    ("wordcount", '{"bytes":32000000,"seed":42}', "ScalaSparkWordcount"),
+    ("sort", '{"bytes":32000000,"reducers":2}', "ScalaSparkSort"),
     ("tpch", "{}", "SpillwayTpch"),
     ("fio-sweep", "{}", "SpillwayFioSweep"),
     ("terasort", "not json", "SpillwayTerasort"),
