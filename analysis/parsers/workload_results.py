@@ -22,7 +22,7 @@ validation.json comes from is told by its keys, so a sweep's or repetition's wor
 |---|---|---|---|
 | prepare.json (all) | generate_time (`generate_s`) | s | generated |
 | prepare.json (tpch) | load_time (`load_s`, `hadoop fs -put` of the tables) | s | |
-| prepare.json (tpch, kmeans, terasort, websql) | input_size (`bytes`: the input's size in HDFS) | B | |
+| prepare.json (tpch, kmeans, terasort, websql, wordcount, sort) | input_size (`bytes`: the input's size in HDFS) | B | |
 | prepare.json (terasort) | input_rows (`rows`, TeraGen's) | rows | |
 | prepare.json (kmeans) | input_points (`points`) | points | |
 | prepare.json (kmeans) | cache_check_time (`check_s`, finding the cached input) | s | |
