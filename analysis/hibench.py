@@ -35,6 +35,9 @@ HIBENCH_TYPES = {
     "terasort": ("engine", {"mapreduce": "HadoopTerasort", "spark": "ScalaSparkTerasort"}),
     "kmeans": "ScalaSparkKmeans",
     "websql": ("query", {"scan": "ScalaSparkScan", "join": "ScalaSparkJoin", "aggregation": "ScalaSparkAggregation"}),
+    # HiBench's dfsioe runs TestDFSIOEnh in two scripts, run_write.sh and run_read.sh (`enter_bench HadoopDfsioe-write`,
+    # `HadoopDfsioe-read`); ours runs Hadoop's TestDFSIO the same two ways
+    "dfsio": ("mode", {"write": "HadoopDfsioe-write", "read": "HadoopDfsioe-read"}),
     "wordcount": "ScalaSparkWordcount",
     "sort": "ScalaSparkSort",
 }
