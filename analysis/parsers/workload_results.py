@@ -42,11 +42,13 @@ validation.json comes from is told by its keys, so a sweep's or repetition's wor
 | validation.json (gatk4) | metrics_duplicate_reads, expected_duplicate_reads | reads | |
 | validation.json (gatk4) | recalibration_table_rows | rows | table |
 | md.metrics (gatk4, copied by validate) | markduplicates_<column> of the LIBRARY table, lower case | see below | library |
+| TestDFSIO_results.log (dfsio run) | dfsio_throughput (`Throughput mb/sec`: MiB over the tasks' summed time), dfsio_average_io_rate (`Average IO rate mb/sec`: mean of the tasks' rates), dfsio_io_rate_std_deviation | MiB/s | mode |
+| TestDFSIO_results.log (dfsio run) | dfsio_exec_time (`Test exec time sec`, the job's wall time), dfsio_files, dfsio_bytes (`Total MBytes processed` x 2^20) | s, files, B | mode |
 
 MarkDuplicates columns: *_READS_EXAMINED, UNMAPPED_READS, SECONDARY_OR_SUPPLEMENTARY_RDS, UNPAIRED_READ_DUPLICATES
 in reads; READ_PAIRS_EXAMINED, READ_PAIR_DUPLICATES, READ_PAIR_OPTICAL_DUPLICATES in pairs; PERCENT_DUPLICATION
 a fraction ("", Picard's name notwithstanding); ESTIMATED_LIBRARY_SIZE in molecules. Its coverage histogram is
-left out. Not read: the costs list of kmeans' validation.json (iterations.csv has them), recal.table (its row
+left out. TestDFSIO's "mb" is its MEGA, 2^20 bytes: MiB here. Not read: the costs list of kmeans' validation.json (iterations.csv has them), recal.table (its row
 counts are in validation.json; a real genome's is large), the steps' logs (parsers/step_logs.py). TeraSort writes
 prepare.json but no validation.json (its validation is TeraValidate's exit status and `teravalidate.txt`, a
 checksum) and fio-sweep's JSON is fio's (parsers/fio.py): its folder gives no rows here.
@@ -109,6 +111,16 @@ _GATK4_VALIDATION_SAMPLES = (
     ("metrics_duplicate_reads", "metrics_duplicate_reads", "reads"),
     ("expected_duplicate_reads", "expected_duplicate_reads", "reads"),
 )
+# TestDFSIO's result file: a header per run, then its figures; "mb" is its MEGA, 2^20 bytes.
+_DFSIO_HEADER = "----- TestDFSIO ----- : "
+_DFSIO_FIELDS = {  # label: metric, unit, factor
+    "Number of files": ("dfsio_files", "files", 1),
+    "Total MBytes processed": ("dfsio_bytes", "B", 1 << 20),
+    "Throughput mb/sec": ("dfsio_throughput", "MiB/s", 1),
+    "Average IO rate mb/sec": ("dfsio_average_io_rate", "MiB/s", 1),
+    "IO rate std deviation": ("dfsio_io_rate_std_deviation", "MiB/s", 1),
+    "Test exec time sec": ("dfsio_exec_time", "s", 1),
+}
 # What validate.py reads of it too: without these the file is cut short or not MarkDuplicates'.
 _MARKDUPLICATES_REQUIRED = ("READ_PAIRS_EXAMINED", "UNPAIRED_READ_DUPLICATES", "READ_PAIR_DUPLICATES")
 _MARKDUPLICATES_UNITS = {
@@ -286,6 +298,29 @@ def _markduplicates_samples(path: Path) -> Iterator[Sample]:
         raise ValueError(f"line {start + 1}: the LIBRARY table has no rows (MarkDuplicates writes one per library)")
 
 
+def _dfsio_samples(path: Path) -> Iterator[Sample]:
+    """Each section TestDFSIO's client appended (`----- TestDFSIO ----- : <mode>`, then `label: value` lines),
+    all six figures of it (a section cut short raises)."""
+    sections: list[tuple[int, str, dict]] = []
+    for number, line in enumerate(safeio.read_text(path, _KIND).splitlines(), 1):
+        if line.startswith(_DFSIO_HEADER):
+            mode = line[len(_DFSIO_HEADER):].strip()
+            if not mode:
+                raise ValueError(f"line {number}: a section without its mode")
+            sections.append((number, mode, {}))
+        elif sections and line.partition(":")[0].strip() in _DFSIO_FIELDS:
+            label, _, value = line.partition(":")
+            sections[-1][2][label.strip()] = _number(value.strip(), f"line {number}, {label.strip()}")
+    if not sections:
+        raise ValueError(f"no '{_DFSIO_HEADER}<mode>' section (not TestDFSIO's result file)")
+    for number, mode, values in sections:
+        missing = [label for label in _DFSIO_FIELDS if label not in values]
+        if missing:
+            raise ValueError(f"line {number}: the {mode} section has no {', '.join(missing)}")
+        for label, (metric, unit, factor) in _DFSIO_FIELDS.items():
+            yield metric, values[label] * factor, unit, {"mode": mode}
+
+
 def _keyed_samples(doc: dict, keys: tuple, prefix: str = "") -> Iterator[Sample]:
     for key, metric, unit in keys:
         if doc.get(key) is not None:
@@ -366,5 +401,6 @@ def _frame(rows: list[dict], columns: list[str], dtypes: dict[str, str]) -> pd.D
 # file name -> the samples it gives, in the order the steps write them
 _SAMPLE_PARSERS = {"prepare.json": _prepare_samples, "query-times.csv": _query_time_samples,
                    "iterations.csv": _iteration_samples, "model.json": _model_samples,
+                   "TestDFSIO_results.log": _dfsio_samples,
                    "validation.json": _validation_samples, "md.metrics": _markduplicates_samples}
 SAMPLE_FILE_NAMES = tuple(_SAMPLE_PARSERS)
