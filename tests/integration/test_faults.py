@@ -67,6 +67,10 @@ def test_ctrl_c_stops_collectors_and_leaves_a_partial_run_that_resumes(bench_pro
     (fio,) = manifest["workloads"]
     assert fio["status"] == "ok" and fio["attempts"][0]["status"] == "interrupted"
     assert (bench.run_dir / "attempts" / "fio-sweep.attempt-1").is_dir()
+    # the interrupt changed nothing the provisioning made (the run step's dropper, killed with the step, left no record
+    # of a stopped daemon behind): the resume's check skips the provisioning
+    resume_provisioning = [s for s in manifest["steps"] if s["name"].startswith("provision")][-1]
+    assert resume_provisioning.get("unchanged") is True, resume_provisioning
     assert list((raw / "workload/fio-sweep").glob("fio-*.json")), "the resumed attempt measured again"
     assert "fio-sweep" in (bench.run_dir / "report.html").read_text()
 
