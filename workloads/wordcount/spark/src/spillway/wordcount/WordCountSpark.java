@@ -104,6 +104,7 @@ public final class WordCountSpark {
         SparkSession spark = SparkSession.builder().appName("wordcount").getOrCreate();
         try {
             JavaSparkContext context = JavaSparkContext.fromSparkContext(spark.sparkContext());
+            // A task run twice (a retry, a lost executor) adds its words twice: a figure for the log, not the check.
             LongAccumulator wordsRead = context.sc().longAccumulator("words read");
             context.setJobGroup("wordcount", "wordcount", false);
             JavaPairRDD<String, Long> counts = context.textFile(inputDir)
