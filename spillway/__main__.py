@@ -20,10 +20,14 @@ def cmd_bench(args):
     warmup = {"": None, "0": False, "1": True}.get(args.warmup)
     if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
         raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")
+    # The default suite on the inventory's placement, once (`make bench` at any scale) answers the storage question:
+    # it adds the storage probe's runs (spillway/plan.py STORAGE_PROBE). A bench that names its workloads,
+    # placements, core counts or repetitions runs what it names and no more.
+    storage_probe = not (args.workloads or args.placement or args.backends or args.cores) and args.repeat == 1
     bench = Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
                   placement=args.placement, backends=args.backends, warmup=warmup,
                   drop_caches=args.drop_caches == "1",
-                  monitoring={"": None, "0": False, "1": True}[args.monitoring])
+                  monitoring={"": None, "0": False, "1": True}[args.monitoring], storage_probe=storage_probe)
     return bench.dry_run() if args.dry_run else bench.execute()
 
 

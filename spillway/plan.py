@@ -8,6 +8,14 @@ from spillway import workloads as workloads_mod
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
 
 
+# The default bench's storage probe (issue 23): the one workload run it measures on a second placement and twice on
+# the inventory's, so that its report compares the backends by measurement where it can (the sensitivity model
+# predicts the other workloads) and knows this host's run-to-run noise. TeraSort on Spark: the suite's most I/O-heavy
+# run per second of its run step at every profile (default bench 20261127-044205-local, tiny: 22.8 MB/s through its
+# backends' devices, TeraSort on MapReduce 21.1, TPC-H 6.4, K-means 3.7, GATK4 0.6) and one of its shortest.
+STORAGE_PROBE = ("terasort", {"engine": "spark"})
+
+
 @dataclass
 class Instance:
     """One workload run: a sweep point of a workload under one placement and core count, one repetition."""
@@ -17,6 +25,7 @@ class Instance:
     placement: dict
     executor_cores: int | None  # None: the cluster's spark-defaults
     repetition: int  # 0 = the discarded warm-up
+    storage_probe: bool = False  # added by with_storage_probe: the default bench's second placement or second run
 
     @property
     def warmup(self):
@@ -92,6 +101,38 @@ def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inv
                         wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
                         runs.append(Instance(workload, wid, params, place, cores_value, rep))
     return runs
+
+
+def other_placement(inventory):
+    """The placement the storage probe compares with the inventory's: each path on the other backend (HDFS and the
+    local dirs swapped) when they differ, else both on the next backend. None with one backend."""
+    own, names = dict(inventory.placement), list(inventory.backends)
+    if len(names) < 2:
+        return None
+    if own["hdfs"] != own["local"]:
+        return {"hdfs": own["local"], "local": own["hdfs"]}
+    other = names[(names.index(own["hdfs"]) + 1) % len(names)]
+    return {"hdfs": other, "local": other}
+
+
+def with_storage_probe(runs, inventory):
+    """The default bench's runs with the storage probe's (STORAGE_PROBE): its run on the other placement first, then
+    the bench's runs, then the probe's run again on the inventory's placement (the same configuration twice, the
+    suite's length apart: the host's run-to-run noise, drift included). The bench thus ends on the inventory's
+    placement, where the next bench skips its provisioning. `runs` unchanged when the plan has no probe run (another
+    scale's sweep) or the inventory one backend (then only the repetition)."""
+    name, params = STORAGE_PROBE
+    probe = next((r for r in runs if r.workload.name == name and r.placement == dict(inventory.placement)
+                  and not r.warmup and all(r.params.get(k) == v for k, v in params.items())), None)
+    if probe is None:
+        return runs
+    again = Instance(probe.workload, f"{probe.id}-r2", probe.params, probe.placement, probe.executor_cores, 2, True)
+    other = other_placement(inventory)
+    if other is None:
+        return runs + [again]
+    elsewhere = Instance(probe.workload, f"{probe.id}-hdfs_{other['hdfs']}-local_{other['local']}", probe.params,
+                         other, probe.executor_cores, 1, True)
+    return [elsewhere] + runs + [again]
 
 
 def count_steps(runs):

@@ -43,7 +43,7 @@ def changed_values(recorded, now):
 
 def recorded_parameters(manifest):
     """The manifest's `parameters`, with what runs recorded before an option existed filled in as it was then."""
-    return {"warmup": False, "drop_caches": False, "executor_cores": [None],
+    return {"warmup": False, "drop_caches": False, "executor_cores": [None], "storage_probe": False,
             "placements": [(manifest.get("storage") or {}).get("placement")], **manifest["parameters"]}
 
 
@@ -119,6 +119,7 @@ class Resuming:
         bench._configure(inventory, recorded["scale"], recorded["repeat"], recorded["warmup"],
                          recorded["drop_caches"], monitoring)
         bench.placements, bench.cores = recorded["placements"], recorded["executor_cores"]
+        bench.storage_probe = recorded["storage_probe"]
         bench._plan(recorded["workloads"], recorded_command_line(recorded))
         bench.resumed = ResumePlan.of(run, bench.instances)
         bench._count_steps(bench.resumed.to_run)

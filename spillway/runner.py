@@ -30,11 +30,12 @@ class Bench(Resuming):
     """A bench: validated at construction (nothing touched), run by execute(); Resuming finishes a recorded run."""
 
     def __init__(self, cluster, workload_names, scale, repeat, params="", cores="", placement="",
-                 backends="", warmup=None, drop_caches=False, monitoring=None):
+                 backends="", warmup=None, drop_caches=False, monitoring=None, storage_probe=False):
         # All validation first: nothing is touched before the inventory and workloads are known good.
         self._configure(inventory_mod.load(cluster), scale, repeat, warmup, drop_caches, monitoring)
         self.placements = placements(self.inventory, placement, backends)
         self.cores = parse_cores(cores)
+        self.storage_probe = storage_probe
         self._plan(workload_names, workloads_mod.parse_params(params))
 
     def _configure(self, inventory, scale, repeat, warmup, drop_caches, monitoring):
@@ -73,6 +74,8 @@ class Bench(Resuming):
                                                                          from_command_line.items()}}
         self.instances = plan_mod.workload_runs(chosen, self.scale, self.placements, self.cores, self.repeat,
                                                 self.warmup, from_inventory, from_command_line)
+        if self.storage_probe:
+            self.instances = plan_mod.with_storage_probe(self.instances, self.inventory)
         self._count_steps(self.instances)
 
     def _count_steps(self, instances):
@@ -146,7 +149,18 @@ class Bench(Resuming):
             self.run = self.create_run_directory()
             return self._run(self.instances, f"Spillway bench {self.run.manifest['run_id']}: cluster "
                              f"'{self.inventory.name}', scale {self.scale}, {len(self.instances)} workload run(s): "
-                             f"{', '.join(i.id for i in self.instances)}")
+                             f"{', '.join(i.id for i in self.instances)}"
+                             + (f"\n  {self._storage_probe_text()}" if self._storage_probe_text() else ""))
+
+    def _storage_probe_text(self):
+        """What the default bench's storage probe adds to the plan and why (spillway/plan.py), or None."""
+        added = [i for i in self.instances if i.storage_probe]
+        if not added:
+            return None
+        where = "; ".join(f"{i.id} (hdfs={i.placement['hdfs']}, local={i.placement['local']})" for i in added)
+        return (f"storage probe of the default bench: {where}: {plan_mod.STORAGE_PROBE[0]}'s backends compared by "
+                "measurement, and this host's run-to-run noise from its two runs on one placement (docs/findings.md, "
+                "\"What the default bench measures\")")
 
     def dry_run(self):
         """The plan, fully validated, printed; nothing is touched (no lock, no run directory, no host)."""
@@ -160,6 +174,8 @@ class Bench(Resuming):
                 "workload run(s) still to run")
         say(f"  scale {self.scale}, repeat {self.repeat}, warm-up {'yes' if self.warmup else 'no'}, drop caches "
             f"{'yes' if self.drop_caches else 'no'}; {len(to_run)} workload run(s), {self.total_steps} steps:")
+        if self._storage_probe_text():
+            say(f"  {self._storage_probe_text()}")
         for instance in to_run:
             steps = ", ".join(steps_with_commands(instance.workload, instance.params))
             place = f"hdfs={instance.placement['hdfs']}, local={instance.placement['local']}"
@@ -180,6 +196,7 @@ class Bench(Resuming):
             parameters={"workloads": sorted({i.workload.name for i in self.instances}), "scale": self.scale,
                         "repeat": self.repeat, "warmup": self.warmup, "drop_caches": self.drop_caches,
                         "placements": self.placements, "executor_cores": self.cores,
+                        "storage_probe": self.storage_probe,
                         "monitoring": (self.inventory.variables.get("spillway_monitoring") or {}).get("enabled", True),
                         "overrides": self.overrides},
             plan=[i.id for i in self.instances],
@@ -234,7 +251,7 @@ class Bench(Resuming):
         """Provision (a no-op when nothing changed) for a placement, then record the hosts' facts."""
         self.placement = placement
         label, suffix = "", ""
-        if len(self.placements) > 1:
+        if len({tuple(sorted(i.placement.items())) for i in self.instances}) > 1:
             label = f" (hdfs={placement['hdfs']}, local={placement['local']})"
             suffix = f"-hdfs_{placement['hdfs']}-local_{placement['local']}"
         self._provision_unless_unchanged(f"provision{label}", f"provision{suffix}")

@@ -43,7 +43,8 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
     assert manifest["status"] == "completed"
     assert {w["id"]: w["status"] for w in manifest["workloads"]} == {
         "fio-sweep": "ok", "terasort-mapreduce": "ok", "terasort-spark": "ok", "tpch": "ok", "kmeans": "ok",
-        "gatk4": "ok"}
+        "gatk4": "ok", "terasort-spark-hdfs_ssd-local_hdd": "ok", "terasort-spark-r2": "ok"}
+    assert manifest["parameters"]["storage_probe"] is True
     assert all(s["duration_s"] is not None for s in manifest["steps"])
     assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
     assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
@@ -151,6 +152,31 @@ def test_the_hdfs_device_read_at_least_half_of_what_the_workload_read_from_hdfs(
     (device,) = [b for b in item["device_bytes_by_backend"] if b["backend"] == item["placement"]["hdfs"]]
     assert hdfs_read > 32 * 2 ** 20, item["bytes_by_path"]
     assert device["read_bytes"] >= 0.5 * hdfs_read, (device, hdfs_read)
+
+
+def test_the_default_bench_compares_the_backends_measured_for_terasort_and_predicted_for_the_rest(bench):
+    # issue 23: the storage probe measured TeraSort on Spark on both placements of the two backends and twice on the
+    # inventory's; the findings use those two as this host's noise, and every other workload is predicted with the
+    # model's error measured on this run's own probe
+    _, run_dir = bench
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert [w["id"] for w in manifest["workloads"]][0] == "terasort-spark-hdfs_ssd-local_hdd"
+    assert manifest["workloads"][-1]["id"] == "terasort-spark-r2"
+    found = json.loads((run_dir / "findings.json").read_text())
+    assert found["noise"]["pct"] >= 0 and "terasort" in found["noise"]["source"], found["noise"]
+    groups = {(item["workload"], item["sweep"]): item for item in found["sensitivity"]["items"]}
+    probe = groups[("terasort", "engine=spark")]
+    measured = {(p["hdfs"], p["local"]): p["run_count"] for p in probe["placements"] if p["how"] == "measured"}
+    assert measured == {("hdd", "ssd"): 2, ("ssd", "hdd"): 1}, probe["placements"]
+    for key in (("tpch", ""), ("kmeans", ""), ("gatk4", "")):
+        item = groups[key]
+        assert {p["how"] for p in item["placements"]} == {"measured", "predicted"}, item
+        assert item["model_error"]["median_abs_pct"] is not None, item["model_error"]
+        assert "recorded matrix" not in item["model_error"]["basis"], item["model_error"]
+    # the probe's placements are told apart by the noise, never left to "cannot tell" for want of it
+    statuses = {rule["rule"]: rule["status"] for rule in found["rules"]}
+    cannot_tell = [f for f in found["findings"] if f["rule"] == "cannot-tell" and "terasort" in f["workload_id"]]
+    assert statuses["storage-sensitive"] in ("fired", "did not fire") and not cannot_tell, cannot_tell
 
 
 def test_second_provisioning_reports_no_changes(bench, tmp_path):

@@ -244,3 +244,15 @@ def test_runs_recorded_before_warmups_and_placements_existed_are_planned_as_they
     bench = Bench.resume(manifest["run_id"])
     assert (bench.warmup, bench.drop_caches, bench.cores) == (False, False, [None])
     assert bench.placements == [manifest["storage"]["placement"]]
+
+
+def test_a_default_bench_resumes_with_its_storage_probe(results):
+    bench = Bench(**{**PLAN, "repeat": 1, "storage_probe": True})
+    run = bench.create_run_directory()
+    first, *_ = bench.instances
+    add_record(run, first, "interrupted", [("begin", "ok"), ("prepare", "ok"), ("run", "interrupted"), ("end", "ok")])
+    run.finish("interrupted")
+    resumed = Bench.resume(run.manifest["run_id"])
+    assert resumed.storage_probe is True
+    assert [i.id for i in resumed.resumed.to_run] == run.manifest["plan"] == [
+        "terasort-spark-hdfs_ssd-local_hdd", "terasort-mapreduce", "terasort-spark", "terasort-spark-r2"]

@@ -1,8 +1,11 @@
 """How a bench expands into workload runs: placements, core counts, warm-up and repetitions, parameter
 overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real."""
+from types import SimpleNamespace
+
 import pytest
 
-from spillway.plan import parse_cores
+from spillway.__main__ import main
+from spillway.plan import other_placement, parse_cores, with_storage_probe
 from spillway.runner import Bench
 from spillway.workloads import WorkloadError
 
@@ -192,3 +195,57 @@ def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
     (gluster,) = [text for text in record["limitations"] if "GlusterFS" in text]
     assert "st1, st2" in gluster and "bricks are emulated disks" in gluster and "iostat" in gluster
 
+
+
+def test_the_default_bench_adds_the_storage_probe_on_the_swapped_placement_first_and_again_last():
+    bench = plan(storage_probe=True)
+    assert [(i.id, i.placement["hdfs"], i.placement["local"], i.repetition, i.storage_probe)
+            for i in bench.instances] == [
+        ("terasort-spark-hdfs_ssd-local_hdd", "ssd", "hdd", 1, True),
+        ("terasort-mapreduce", "hdd", "ssd", 1, False),
+        ("terasort-spark", "hdd", "ssd", 1, False),
+        ("terasort-spark-r2", "hdd", "ssd", 2, True)]
+    assert bench.instances[0].params == bench.instances[2].params == bench.instances[3].params
+    # two placements (provision + facts each), four runs of begin + prepare/run/validate + end, the report
+    assert bench.total_steps == 2 * 2 + 4 * 5 + 1
+
+
+def test_the_storage_probe_needs_its_workload_in_the_plan():
+    assert [i.id for i in plan(workload_names=["kmeans"], storage_probe=True).instances] == ["kmeans"]
+    # a scalar engine is no sweep point: the run is plain `terasort`, and it is the probe
+    ids = [i.id for i in plan(params="engine=spark", storage_probe=True).instances]
+    assert ids == ["terasort-hdfs_ssd-local_hdd", "terasort", "terasort-r2"]
+    assert [i.id for i in plan(params="engine=mapreduce", storage_probe=True).instances] == ["terasort"]
+
+
+@pytest.mark.parametrize("own, backends, other", [
+    ({"hdfs": "hdd", "local": "ssd"}, ["hdd", "ssd"], {"hdfs": "ssd", "local": "hdd"}),
+    ({"hdfs": "ssd", "local": "ssd"}, ["hdd", "ssd", "nvme"], {"hdfs": "nvme", "local": "nvme"}),
+    ({"hdfs": "nvme", "local": "nvme"}, ["hdd", "ssd", "nvme"], {"hdfs": "hdd", "local": "hdd"}),
+    ({"hdfs": "pfs", "local": "pfs"}, ["pfs"], None),
+])
+def test_the_probes_other_placement_moves_each_path_to_another_backend(own, backends, other):
+    inventory = SimpleNamespace(placement=own, backends={name: {} for name in backends})
+    assert other_placement(inventory) == other
+
+
+def test_a_one_backend_cluster_gets_the_second_run_alone():
+    runs = plan().instances
+    inventory = SimpleNamespace(placement={"hdfs": "hdd", "local": "ssd"}, backends={"hdd": {}})
+    assert [i.id for i in with_storage_probe(runs, inventory)] == ["terasort-mapreduce", "terasort-spark",
+                                                                    "terasort-spark-r2"]
+
+
+@pytest.mark.parametrize("argv, probe", [
+    ([], True),
+    (["--params", "terasort.rows=1000"], True),
+    (["--workloads", "fio-sweep,terasort,tpch,kmeans,gatk4"], False),
+    (["--placement", "hdfs=hdd,local=ssd"], False),
+    (["--repeat", "3"], False),
+    (["--cores", "1"], False),
+])
+def test_make_bench_without_workloads_placements_cores_or_repetitions_runs_the_probe(argv, probe, capsys):
+    assert main(["bench", "--dry-run", *argv]) == 0
+    out = capsys.readouterr().out
+    assert ("storage probe of the default bench: terasort-spark-hdfs_ssd-local_hdd" in out) is probe, out
+    assert ("terasort-spark-hdfs_ssd-local_hdd: prepare, run, validate (hdfs=ssd, local=hdd)" in out) is probe
