@@ -207,6 +207,31 @@ def test_gatk4_samples_of_a_failed_validation():
     assert value(frame, "markduplicates_unpaired_read_duplicates", library="lib1") == 0
 
 
+@pytest.mark.parametrize("mode, throughput, rate, deviation, seconds", [("write", 36.3, 48.74, 32.35, 20.52),
+                                                                       ("read", 112.68, 116.6, 20.33, 25.5)])
+def test_dfsio_samples_are_testdfsios_figures_with_units(mode, throughput, rate, deviation, seconds):
+    frame = samples(f"dfsio-{mode}")
+    assert value(frame, "dfsio_throughput", mode=mode) == throughput
+    assert value(frame, "dfsio_average_io_rate", mode=mode) == rate
+    assert value(frame, "dfsio_io_rate_std_deviation", mode=mode) == deviation
+    assert {unit(frame, m) for m in ("dfsio_throughput", "dfsio_average_io_rate", "dfsio_io_rate_std_deviation")} \
+        == {"MiB/s"}
+    assert value(frame, "dfsio_exec_time", mode=mode) == seconds and unit(frame, "dfsio_exec_time") == "s"
+    assert value(frame, "dfsio_files", mode=mode) == 4 and unit(frame, "dfsio_files") == "files"
+    # TestDFSIO's "MBytes" are 2^20 bytes: its 64 are the 4 x 16 MiB prepare.json gives as the input's size
+    assert value(frame, "dfsio_bytes", mode=mode) == 67108864 == value(frame, "input_size")
+    assert unit(frame, "dfsio_bytes") == "B"
+    assert len(frame) == 2 + 6
+    assert bool(check_row(parse_checks(FIXTURES / f"dfsio-{mode}"), "validate")["ok"])
+
+
+def test_a_dfsio_result_file_without_a_section_raises_value_error_naming_it(tmp_path):
+    shutil.copytree(FIXTURES / "dfsio-read", tmp_path / "dfsio")
+    (tmp_path / "dfsio" / "TestDFSIO_results.log").write_text("Number of files: 4\n")
+    with pytest.raises(ValueError, match="TestDFSIO_results.log: no '----- TestDFSIO ----- : <mode>' section"):
+        parse_samples(tmp_path / "dfsio")
+
+
 # ---------------------------------------------------------------- nothing, and damage
 
 def test_a_folder_without_result_files_gives_empty_frames_with_the_columns(tmp_path):
@@ -237,7 +262,8 @@ def test_a_truncated_check_file_raises_value_error_naming_it(tmp_path, workload,
 
 
 @pytest.mark.parametrize("workload, name", [("tpch", "query-times.csv"), ("kmeans", "iterations.csv"),
-                                            ("kmeans", "model.json"), ("gatk4", "md.metrics")])
+                                            ("kmeans", "model.json"), ("gatk4", "md.metrics"),
+                                            ("dfsio-write", "TestDFSIO_results.log")])
 def test_a_truncated_result_file_raises_value_error_naming_it(tmp_path, workload, name):
     # Cut inside the second data line, or (md.metrics) inside the LIBRARY table's header.
     def truncate(text):
