@@ -3,6 +3,7 @@ import argparse
 import sys
 
 from spillway import inventory, workloads
+from spillway.workload_groups import expand
 from spillway.clusterlock import ClusterBusy
 from spillway.inventory import InventoryError
 from spillway.workloads import WorkloadError
@@ -16,7 +17,7 @@ def cmd_bench(args):
         bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
                                            if option in args.given})
         return bench.dry_run() if args.dry_run else bench.execute()
-    names = workloads.parse_list(args.workloads, DEFAULT_WORKLOADS)
+    names = expand(workloads.parse_list(args.workloads, DEFAULT_WORKLOADS))
     warmup = {"": None, "0": False, "1": True}.get(args.warmup)
     if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
         raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from spillway import INVENTORIES, PLAYBOOKS, WORKLOADS
+from spillway.workload_groups import GROUPS, expand
 
 SCALES = ("tiny", "small", "large", "huge")
 
@@ -26,9 +27,10 @@ def check(cluster, workloads="", scale=None, ports=False):
     """Return a list of problems, each naming the fix. ports: also check the cluster's ports (provisioning)."""
     problems = []
     known = sorted(p.parent.name for p in WORKLOADS.glob("*/workload.yml"))
-    for name in filter(None, (w.strip() for w in workloads.split(","))):
+    for name in expand(filter(None, (w.strip() for w in workloads.split(",")))):
         if name not in known:
-            problems.append(f"unknown workload '{name}'. Workloads: {', '.join(known)} (WORKLOADS=a,b)")
+            problems.append(f"unknown workload '{name}'. Workloads: {', '.join(known)}; groups: "
+                            f"{', '.join(GROUPS)} (WORKLOADS=a,b)")
     if scale is not None and scale not in SCALES:
         problems.append(f"unknown scale '{scale}'. Scales: {', '.join(SCALES)} (SCALE=tiny)")
     problems += check_cluster(cluster)

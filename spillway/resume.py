@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from spillway import inventory as inventory_mod, workloads as workloads_mod
 from spillway.console import say
 from spillway.plan import DEFAULT_WORKLOADS, parse_cores, placements
+from spillway.workload_groups import expand
 from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
                              utc_now)
 
@@ -66,7 +67,8 @@ def refuse_other_plan(manifest, inventory, given):
     switch = {"0": False, "1": True}
     asked = {  # option -> (what the command line asks for, what the run recorded), both in the manifest's form
         "cluster": lambda v: (v, manifest["cluster"]),
-        "workloads": lambda v: (sorted(set(workloads_mod.parse_list(v, DEFAULT_WORKLOADS))), sorted(recorded["workloads"])),
+        "workloads": lambda v: (sorted(set(expand(workloads_mod.parse_list(v, DEFAULT_WORKLOADS)))),
+                                sorted(recorded["workloads"])),
         "scale": lambda v: (v, recorded["scale"]),
         "repeat": lambda v: (int(v), recorded["repeat"]),
         "warmup": lambda v: (switch.get(v, v), recorded["warmup"]),

@@ -13,6 +13,7 @@ import jsonschema
 import yaml
 
 from spillway import WORKLOADS
+from spillway.workload_groups import GROUPS
 
 STEPS = ("prepare", "run", "validate")
 SCALES = ("tiny", "small", "large", "huge")
@@ -195,7 +196,8 @@ def available():
 def load(name):
     path = WORKLOADS / name / "workload.yml"
     if not path.is_file():
-        raise WorkloadError(f"unknown workload '{name}'; workloads: {', '.join(available())}")
+        raise WorkloadError(f"unknown workload '{name}'; workloads: {', '.join(available())}; groups: "
+                            f"{', '.join(GROUPS)}")
     manifest = yaml.safe_load(path.read_text())
     try:
         jsonschema.validate(manifest, MANIFEST_SCHEMA)
