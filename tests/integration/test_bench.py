@@ -179,6 +179,34 @@ def test_the_default_bench_compares_the_backends_measured_for_terasort_and_predi
     assert statuses["storage-sensitive"] in ("fired", "did not fire") and not cannot_tell, cannot_tell
 
 
+def test_the_probe_switched_placements_and_each_run_wrote_hdfs_to_its_placements_backend(bench):
+    _, run_dir = bench
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    provisions = [s for s in manifest["steps"] if s["name"].startswith("provision")]
+    assert [s["name"] for s in provisions] == ["provision (hdfs=ssd, local=hdd)", "provision (hdfs=hdd, local=ssd)"]
+    # from the probe's placement to the inventory's: the placement switch (playbooks/placement.yml) moved both paths
+    assert provisions[1]["switch"] is True, (run_dir / provisions[1]["check_log"]).read_text()[-3000:]
+    storage = json.loads((run_dir / "raw/localhost/storage.json").read_text())
+    device = {name: b["device"] for name, b in storage["backends"].items()}
+    totals = table(run_dir, "disk_totals")
+    runs = {w["id"]: w for w in manifest["workloads"]}
+    # the first TeraSort on each HDFS backend: TeraGen's input and the sorted output (rows x 100 bytes each,
+    # replication 1) go to that backend's device
+    for wid in ("terasort-spark-hdfs_ssd-local_hdd", "terasort-mapreduce"):
+        run = runs[wid]
+        written = totals[totals.workload_id == wid].groupby("device")["write_bytes"].sum()
+        assert written.get(device[run["placement"]["hdfs"]], 0) >= 0.8 * run["parameters"]["rows"] * 100, \
+            (wid, written.to_dict())
+    # each HDFS backend keeps its own namespace and blocks, for the next bench on that placement to reuse
+    for backend in ("hdd", "ssd"):
+        blocks = Path(f"/var/lib/spillway/local/mnt/{backend}/hdfs/data")
+        size = sum(p.stat().st_size for p in blocks.rglob("blk_*") if p.is_file())
+        assert size >= runs["terasort-spark"]["parameters"]["rows"] * 100, f"{backend}: {size} bytes of HDFS blocks"
+    assert {p.name for p in Path("/var/lib/spillway/local/namenode").iterdir()} >= {"hdd", "ssd"}
+    html = (run_dir / "report.html").read_text()
+    assert 'id="placement"' in html and "vs fastest placement" in html
+
+
 def test_second_provisioning_reports_no_changes(bench, tmp_path):
     # run as the bench runs it (its variables and digest): the record it leaves lets the next bench skip it
     local = inventory.load("local")
