@@ -50,3 +50,10 @@ def summary(result) -> dict:
     assert lines and lines[-1].startswith("{"), \
         f"no JSON summary on stdout:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
     return json.loads(lines[-1])
+
+
+def run_job(work: Path, jar: Path, *args, conf=(), timeout=300) -> dict:
+    """Submits the job (see submit), asserts that it ended well and returns its JSON summary."""
+    result = submit(work, jar, *args, conf=conf, timeout=timeout)
+    assert result.returncode == 0, f"{args[0]} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+    return summary(result)

@@ -13,19 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from spark_local import REPO, SPARK_HOME, build_job, spark_jars_present, submit, summary
+from spark_local import REPO, SPARK_HOME, build_job, run_job, spark_jars_present
 
 WORKLOAD = REPO / "workloads" / "sort"
 BYTES, SEED, REDUCERS = 300_000, 11, 3
 
 pytestmark = pytest.mark.skipif(not spark_jars_present("spark-core"),
                                 reason=f"needs the Spark jars in {SPARK_HOME}/jars: run `make setup` first")
-
-
-def spark_job(work: Path, jar: Path, *args):
-    result = submit(work, jar, *args, timeout=300)
-    assert result.returncode == 0, f"{args[0]} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-    return summary(result)
 
 
 def file_lines(folder: Path):
@@ -46,9 +40,9 @@ def sorted_text(tmp_path_factory):
     generator = build_job("wordcount", work / "build" / "generator.jar", "spillway.wordcount.WordCountSpark")
     jar = build_job("sort", work / "build" / "sort.jar", "spillway.sort.SortSpark")
     for partitions in (3, 2):
-        spark_job(work, generator, "generate", f"file://{work}/text-{partitions}", BYTES, SEED, partitions)
+        run_job(work, generator, "generate", f"file://{work}/text-{partitions}", BYTES, SEED, partitions)
     output = work / "sorted"
-    job = spark_job(work, jar, "sort", f"file://{work}/text-3/text", f"file://{output}", REDUCERS)
+    job = run_job(work, jar, "sort", f"file://{work}/text-3/text", f"file://{output}", REDUCERS)
     return work, work / "text-3" / "text", work / "text-2" / "text", job, output
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from spark_local import REPO, SPARK_HOME, build_job, spark_jars_present, submit, summary
+from spark_local import REPO, SPARK_HOME, build_job, run_job, spark_jars_present
 
 WORKLOAD = REPO / "workloads" / "wordcount"
 BYTES, SEED, PARTITIONS, REDUCERS = 400_000, 7, 3, 2
@@ -24,14 +24,8 @@ pytestmark = pytest.mark.skipif(not spark_jars_present("spark-core"),
                                 reason=f"needs the Spark jars in {SPARK_HOME}/jars: run `make setup` first")
 
 
-def spark_job(work: Path, jar: Path, *args):
-    result = submit(work, jar, *args, timeout=300)
-    assert result.returncode == 0, f"{args[0]} failed:\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
-    return summary(result)
-
-
 def generate(work: Path, jar: Path, name: str, seed=SEED, partitions=PARTITIONS):
-    job = spark_job(work, jar, "generate", f"file://{work / name}", BYTES, seed, partitions)
+    job = run_job(work, jar, "generate", f"file://{work / name}", BYTES, seed, partitions)
     return job, work / name / "text"
 
 
@@ -54,7 +48,7 @@ def counted(tmp_path_factory):
     jar = build_job("wordcount", work / "build" / "job.jar", "spillway.wordcount.WordCountSpark")
     generated, text = generate(work, jar, "data")
     output = work / "counts"
-    job = spark_job(work, jar, "count", f"file://{text}", f"file://{output}", REDUCERS)
+    job = run_job(work, jar, "count", f"file://{text}", f"file://{output}", REDUCERS)
     return work, jar, generated, text, job, output
 
 

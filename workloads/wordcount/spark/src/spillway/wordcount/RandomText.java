@@ -2,9 +2,9 @@ package spillway.wordcount;
 
 import java.util.Iterator;
 import java.util.LinkedHashSet;
-import java.util.NoSuchElementException;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.stream.LongStream;
 
 /**
  * Random text in the shape of Hadoop's RandomTextWriter output (the input of HiBench's WordCount and Sort): every
@@ -93,32 +93,14 @@ public final class RandomText {
         }
     }
 
-    /** First line of a partition: lines are split as evenly as possible, the first partitions one larger. */
+    /** First line of a partition: partitions differ by one line at most (exact while lines x partitions < 2^63). */
     public static long firstLine(long lines, int partitions, int partition) {
-        long base = lines / partitions;
-        long remainder = lines % partitions;
-        return partition * base + Math.min(partition, remainder);
+        return lines * partition / partitions;
     }
 
     /** The lines of one partition, made lazily so a partition never has to fit in memory. */
     public static Iterator<String> partition(long seed, long lines, int partitions, int partition) {
-        long first = firstLine(lines, partitions, partition);
-        long end = firstLine(lines, partitions, partition + 1);
-        return new Iterator<>() {
-            private long next = first;
-
-            @Override
-            public boolean hasNext() {
-                return next < end;
-            }
-
-            @Override
-            public String next() {
-                if (next >= end) {
-                    throw new NoSuchElementException();
-                }
-                return line(seed, next++);
-            }
-        };
+        return LongStream.range(firstLine(lines, partitions, partition), firstLine(lines, partitions, partition + 1))
+                .mapToObj(number -> line(seed, number)).iterator();
     }
 }
