@@ -1,6 +1,7 @@
 """A bench's plan: the workload runs (sweep points x placements x executor cores x repetitions), validated before
 anything is touched, and the steps each one has."""
 from dataclasses import dataclass
+from itertools import groupby
 
 from spillway import workloads as workloads_mod
 
@@ -116,11 +117,13 @@ def other_placement(inventory):
 
 
 def with_storage_probe(runs, inventory):
-    """The default bench's runs with the storage probe's (STORAGE_PROBE): its run on the other placement first, then
-    the bench's runs, then the probe's run again on the inventory's placement (the same configuration twice, the
-    suite's length apart: the host's run-to-run noise, drift included). The bench thus ends on the inventory's
-    placement, where the next bench skips its provisioning. `runs` unchanged when the plan has no probe run (another
-    scale's sweep) or the inventory one backend (then only the repetition)."""
+    """The default bench's runs with the storage probe's (STORAGE_PROBE) after them: the probe's run on the other
+    placement, then again on the inventory's. Both follow a placement switch (daemons restarted, caches cold) where the
+    probe's first run, in the suite, did not: the two runs on the inventory's placement, the suite's length apart and
+    one of them after a switch, measure the host's run-to-run noise with the switch's own effect in it, so that a
+    difference between the placements must exceed both to count. The bench ends on the inventory's placement, where the
+    next bench skips its provisioning. `runs` unchanged when the plan has no probe run (another scale's sweep); with
+    one backend, the repetition alone."""
     name, params = STORAGE_PROBE
     probe = next((r for r in runs if r.workload.name == name and r.placement == dict(inventory.placement)
                   and not r.warmup and all(r.params.get(k) == v for k, v in params.items())), None)
@@ -132,11 +135,11 @@ def with_storage_probe(runs, inventory):
         return runs + [again]
     elsewhere = Instance(probe.workload, f"{probe.id}-hdfs_{other['hdfs']}-local_{other['local']}", probe.params,
                          other, probe.executor_cores, 1, True)
-    return [elsewhere] + runs + [again]
+    return runs + [elsewhere, again]
 
 
 def count_steps(runs):
-    """Progress steps of a bench: per placement provision and facts; per workload run begin, its steps and end;
-    and the report."""
-    return 2 * len({tuple(sorted(r.placement.items())) for r in runs}) + 1 + sum(
+    """Progress steps of a bench: provision and facts each time the placement changes (the runner provisions each run
+    of consecutive runs on one placement); per workload run begin, its steps and end; and the report."""
+    return 2 * len(list(groupby(runs, key=lambda r: sorted(r.placement.items())))) + 1 + sum(
         2 + len(steps_with_commands(r.workload, r.params)) for r in runs)

@@ -255,4 +255,4 @@ def test_a_default_bench_resumes_with_its_storage_probe(results):
     resumed = Bench.resume(run.manifest["run_id"])
     assert resumed.storage_probe is True
     assert [i.id for i in resumed.resumed.to_run] == run.manifest["plan"] == [
-        "terasort-spark-hdfs_ssd-local_hdd", "terasort-mapreduce", "terasort-spark", "terasort-spark-r2"]
+        "terasort-mapreduce", "terasort-spark", "terasort-spark-hdfs_ssd-local_hdd", "terasort-spark-r2"]

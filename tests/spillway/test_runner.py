@@ -197,24 +197,25 @@ def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
 
 
 
-def test_the_default_bench_adds_the_storage_probe_on_the_swapped_placement_first_and_again_last():
+def test_the_default_bench_adds_the_storage_probe_on_the_swapped_placement_then_again_on_its_own():
     bench = plan(storage_probe=True)
     assert [(i.id, i.placement["hdfs"], i.placement["local"], i.repetition, i.storage_probe)
             for i in bench.instances] == [
-        ("terasort-spark-hdfs_ssd-local_hdd", "ssd", "hdd", 1, True),
         ("terasort-mapreduce", "hdd", "ssd", 1, False),
         ("terasort-spark", "hdd", "ssd", 1, False),
+        ("terasort-spark-hdfs_ssd-local_hdd", "ssd", "hdd", 1, True),
         ("terasort-spark-r2", "hdd", "ssd", 2, True)]
-    assert bench.instances[0].params == bench.instances[2].params == bench.instances[3].params
-    # two placements (provision + facts each), four runs of begin + prepare/run/validate + end, the report
-    assert bench.total_steps == 2 * 2 + 4 * 5 + 1
+    assert bench.instances[1].params == bench.instances[2].params == bench.instances[3].params
+    # three placement steps (provision + facts each: own, other, own again), four runs of begin +
+    # prepare/run/validate + end, the report
+    assert bench.total_steps == 3 * 2 + 4 * 5 + 1
 
 
 def test_the_storage_probe_needs_its_workload_in_the_plan():
     assert [i.id for i in plan(workload_names=["kmeans"], storage_probe=True).instances] == ["kmeans"]
     # a scalar engine is no sweep point: the run is plain `terasort`, and it is the probe
     ids = [i.id for i in plan(params="engine=spark", storage_probe=True).instances]
-    assert ids == ["terasort-hdfs_ssd-local_hdd", "terasort", "terasort-r2"]
+    assert ids == ["terasort", "terasort-hdfs_ssd-local_hdd", "terasort-r2"]
     assert [i.id for i in plan(params="engine=mapreduce", storage_probe=True).instances] == ["terasort"]
 
 
