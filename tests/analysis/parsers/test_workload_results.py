@@ -207,8 +207,8 @@ def test_gatk4_samples_of_a_failed_validation():
     assert value(frame, "markduplicates_unpaired_read_duplicates", library="lib1") == 0
 
 
-@pytest.mark.parametrize("mode, throughput, rate, deviation, seconds", [("write", 36.3, 48.74, 32.35, 20.52),
-                                                                       ("read", 112.68, 116.6, 20.33, 25.5)])
+@pytest.mark.parametrize("mode, throughput, rate, deviation, seconds", [("write", 99.07, 100.51, 12.41, 16.44),
+                                                                       ("read", 130.08, 130.15, 2.88, 16.03)])
 def test_dfsio_samples_are_testdfsios_figures_with_units(mode, throughput, rate, deviation, seconds):
     frame = samples(f"dfsio-{mode}")
     assert value(frame, "dfsio_throughput", mode=mode) == throughput
