@@ -22,6 +22,7 @@ What "equal" means:
 import csv
 import json
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -39,6 +40,10 @@ QUERIES = {
 }
 ABSOLUTE_TOLERANCE = 1e-6
 RELATIVE_TOLERANCE = 1e-9
+# DuckDB's own cap on its memory, beyond which it spills to its temporary folder. Its default, 80 % of the host's
+# memory, ignores the node budget's cgroup (5 GiB on the local default): at SCALE=small the scan's two 10-million-row
+# tables in memory had the budget's OOM killer end the check (run 20261127-065717-local).
+DUCKDB_MEMORY_LIMIT = "1GB"
 
 
 def quote(name):
@@ -58,10 +63,14 @@ def part_files(folder):
     return sorted(p for p in Path(folder).glob("part-*") if p.is_file())
 
 
-def connect(data_dir):
+def connect(data_dir, spill_dir):
+    """DuckDB over the generator's CSV, within DUCKDB_MEMORY_LIMIT, spilling into `spill_dir` (the caller's)."""
     import duckdb  # only in the workload venv (/opt/spillway/venv), not needed for the order check
 
-    con = duckdb.connect()
+    # a database file, not memory: the two result tables stay on disk beside DuckDB's spill files
+    con = duckdb.connect(str(Path(spill_dir) / "check.duckdb"),
+                         config={"memory_limit": DUCKDB_MEMORY_LIMIT, "temp_directory": str(Path(spill_dir) / "spill"),
+                                 "preserve_insertion_order": False})
     for table, columns in TABLES.items():
         files = part_files(Path(data_dir) / table)
         if not files:
@@ -129,18 +138,27 @@ def first_difference(con, query, columns):
 
 
 def check(data_dir, queries_dir, query, output_dir):
-    """{"ok", "rows", "spark_rows", "difference", "duckdb_s"} for the query."""
-    con = connect(data_dir)
+    """{"ok", "rows", "spark_rows", "difference", "duckdb_s"} for the query; DuckDB spills under TMPDIR (the step's
+    private temporary folder)."""
+    with tempfile.TemporaryDirectory(prefix="websql-duckdb-") as spill_dir:
+        con = connect(data_dir, spill_dir)
+        try:
+            return _check(con, queries_dir, query, output_dir)
+        finally:
+            con.close()
+
+
+def _check(con, queries_dir, query, output_dir):
     sql = (Path(queries_dir) / f"{query}.sql").read_text()
     started = time.monotonic()
-    con.execute(f"create temporary table expected as {sql}")
+    con.execute(f"create table expected as {sql}")
     seconds = time.monotonic() - started
     columns = dict(con.execute("select column_name, column_type from (describe expected)").fetchall())
     files = part_files(output_dir)
     if files:
-        con.execute(f"create temporary table actual as select * from {csv_source(files, columns)}")
+        con.execute(f"create table actual as select * from {csv_source(files, columns)}")
     else:  # Spark writes no part file for an empty result of zero partitions
-        con.execute("create temporary table actual as select * from expected limit 0")
+        con.execute("create table actual as select * from expected limit 0")
     difference = first_difference(con, query, columns)
     order = QUERIES[query]["order"]
     if difference is None and order is not None:
