@@ -31,11 +31,15 @@ class StopSignals:
 
 @contextmanager
 def stop_signals_interrupt():
-    """Within: SIGTERM and SIGHUP raise KeyboardInterrupt once; the handlers before are restored after."""
+    """Within: SIGTERM and SIGHUP raise KeyboardInterrupt once, and so does SIGINT even when the bench was started
+    with it ignored (a background job of a shell without job control is: `kill -INT` would not stop it); the handlers
+    before are restored after."""
     stops = StopSignals()
-    before = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS}
+    before = {sig: signal.getsignal(sig) for sig in (*STOP_SIGNALS, signal.SIGINT)}
     for sig in STOP_SIGNALS:
         signal.signal(sig, stops._stop)
+    if before[signal.SIGINT] == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield stops
     finally:
