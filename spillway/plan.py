@@ -138,8 +138,13 @@ def with_storage_probe(runs, inventory):
     return runs + [elsewhere, again]
 
 
+def placement_groups(runs):
+    """The runs split where the placement changes, in order: the runner provisions once per group."""
+    return [list(group) for _, group in groupby(runs, key=lambda r: sorted(r.placement.items()))]
+
+
 def count_steps(runs):
-    """Progress steps of a bench: provision and facts each time the placement changes (the runner provisions each run
-    of consecutive runs on one placement); per workload run begin, its steps and end; and the report."""
-    return 2 * len(list(groupby(runs, key=lambda r: sorted(r.placement.items())))) + 1 + sum(
+    """Progress steps of a bench: provision and facts per placement group (placement_groups); per workload run begin,
+    its steps and end; and the report."""
+    return 2 * len(placement_groups(runs)) + 1 + sum(
         2 + len(steps_with_commands(r.workload, r.params)) for r in runs)

@@ -9,7 +9,6 @@ import json
 import subprocess
 import sys
 import time
-from itertools import groupby
 from pathlib import Path
 
 from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
@@ -147,10 +146,10 @@ class Bench(Resuming):
             if self.resumed:
                 return self._run(self._reopen())
             self.run = self.create_run_directory()
-            return self._run(self.instances, f"Spillway bench {self.run.manifest['run_id']}: cluster "
-                             f"'{self.inventory.name}', scale {self.scale}, {len(self.instances)} workload run(s): "
-                             f"{', '.join(i.id for i in self.instances)}"
-                             + (f"\n  {self._storage_probe_text()}" if self._storage_probe_text() else ""))
+            banner = (f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.inventory.name}', scale "
+                      f"{self.scale}, {len(self.instances)} workload run(s): {', '.join(i.id for i in self.instances)}")
+            probe = self._storage_probe_text()
+            return self._run(self.instances, banner + (f"\n  {probe}" if probe else ""))
 
     def _storage_probe_text(self):
         """What the default bench's storage probe adds to the plan and why (spillway/plan.py), or None."""
@@ -174,8 +173,9 @@ class Bench(Resuming):
                 "workload run(s) still to run")
         say(f"  scale {self.scale}, repeat {self.repeat}, warm-up {'yes' if self.warmup else 'no'}, drop caches "
             f"{'yes' if self.drop_caches else 'no'}; {len(to_run)} workload run(s), {self.total_steps} steps:")
-        if self._storage_probe_text():
-            say(f"  {self._storage_probe_text()}")
+        probe = self._storage_probe_text()
+        if probe:
+            say(f"  {probe}")
         for instance in to_run:
             steps = ", ".join(steps_with_commands(instance.workload, instance.params))
             place = f"hdfs={instance.placement['hdfs']}, local={instance.placement['local']}"
@@ -211,8 +211,7 @@ class Bench(Resuming):
                 say(banner)
             say(f"  run directory: {self.run.path}")
             self._preflight()
-            for _, group in groupby(instances, key=lambda i: sorted(i.placement.items())):
-                group = list(group)
+            for group in plan_mod.placement_groups(instances):
                 self._provision(group[0].placement)
                 for instance in group:
                     if not self._workload(instance):
