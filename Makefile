@@ -86,7 +86,8 @@ setup: venv
 		-e setup_inputs_digest=$$(python3 -m spillway.setuprecord digest $(CLUSTER))
 
 # Before a bench: the setup, unless its record says the same inputs were set up and every package is still there
-# (a warm setup still costs Ansible a quarter of a minute). `make setup` always runs it.
+# (a warm setup still costs Ansible a quarter of a minute). `make setup` always runs it. The record is the machine's,
+# the venv is the checkout's: a fresh clone on a set-up machine skips the setup, so the bench makes its venv after it.
 SETUP_UNLESS_UNCHANGED = python3 -m spillway.setuprecord unchanged $(1) || $(MAKE) --no-print-directory setup CLUSTER=$(1)
 
 # RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
@@ -104,6 +105,7 @@ ifdef RESUME
 	$(if $(DRY_RUN),,@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
 		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi)
 	$(if $(DRY_RUN),,@$(call SETUP_UNLESS_UNCHANGED,$(word 2,$(RESUMED))))
+	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory venv)
 	@$(PY) -m spillway bench $(DRY) --resume $(call shq,$(RESUME)) $(call given,CLUSTER,cluster) \
 		$(call given,WORKLOADS,workloads) $(call given,SCALE,scale) $(call given,REPEAT,repeat) \
 		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) \
@@ -113,6 +115,7 @@ else
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(CLUSTER))
 	$(if $(DRY_RUN),,$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up))
 	$(if $(DRY_RUN),,@$(call SETUP_UNLESS_UNCHANGED,$(CLUSTER)))
+	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory venv)
 	@$(PY) -m spillway bench $(DRY) --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
 		--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
 		--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
