@@ -14,6 +14,7 @@ import pytest
 from spillway import REPO, inventory, provisioning
 from spillway.ansible import run_playbook
 
+from overlapping_inventories import alive, try_overlapping_inventories
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 from headless_chromium import BrowserError, HeadlessChromium
 
@@ -22,13 +23,40 @@ HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
 EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
+# The progress line of the step during which inventories sharing local's resources try to bench and tear down: GATK4's
+# run, the suite's longest, which no assertion times.
+OVERLAP_WINDOW = "gatk4: run ..."
+
+
 @pytest.fixture(scope="module")
-def bench():
-    proc = subprocess.run(["make", "-s", "bench"], cwd=REPO, capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, timeout=3600)
-    print(proc.stdout[-6000:], proc.stderr[-3000:])
-    report = Path(proc.stdout.strip().splitlines()[-1])
-    return proc, report.parent
+def bench_and_overlap(tmp_path_factory):
+    """The default bench as the README runs it, and what overlapping inventories met while it ran
+    (overlapping_inventories.py)."""
+    scratch = tmp_path_factory.mktemp("overlap")
+    with open(scratch / "stderr.txt", "w+") as stderr:
+        proc = subprocess.Popen(["make", "-s", "bench"], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                stdin=subprocess.DEVNULL)
+        lines, overlap = [], None
+        try:
+            for line in proc.stdout:
+                lines.append(line)
+                if overlap is None and OVERLAP_WINDOW in line:
+                    overlap = try_overlapping_inventories(scratch)
+                    overlap["bench_running_after"] = proc.poll() is None
+            proc.wait(timeout=3600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        stderr.seek(0)
+        result = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), stderr.read())
+    print(result.stdout[-6000:], result.stderr[-3000:])
+    report = Path(result.stdout.strip().splitlines()[-1])
+    return (result, report.parent), overlap
+
+
+@pytest.fixture(scope="module")
+def bench(bench_and_overlap):
+    return bench_and_overlap[0]
 
 
 def table(run_dir, name):
@@ -48,6 +76,22 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
     assert all(s["duration_s"] is not None for s in manifest["steps"])
     assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
     assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
+
+
+def test_while_the_bench_runs_inventories_sharing_its_resources_are_refused_and_its_daemons_keep_running(
+        bench_and_overlap):
+    _, overlap = bench_and_overlap
+    assert overlap is not None, f"the bench never printed {OVERLAP_WINDOW!r}: nothing was tried while it ran"
+    before, after = overlap["before"], overlap["after"]
+    assert before and all(alive(pid) for pid in before.values()), before
+    assert [(o["cluster"], o["target"]) for o in overlap["outcomes"]] == [
+        (cluster, target) for cluster in ("t17-live-host", "t17-live-root") for target in ("bench", "teardown")]
+    for outcome in overlap["outcomes"]:
+        assert outcome["returncode"] != 0, outcome
+        assert outcome["says"] in outcome["stderr"], outcome
+        assert "PLAY [" not in outcome["stdout"] and "Traceback" not in outcome["stderr"], outcome
+    assert after == before, (before, after)
+    assert overlap["bench_running_after"], "the bench ended while the other inventories were refused"
 
 
 def test_the_reports_page_opens_offline_with_the_findings_first_and_each_workloads_io_pattern(bench, tmp_path):
