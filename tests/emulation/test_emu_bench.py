@@ -95,7 +95,7 @@ def kill_a_nodemanager_with_tasks_in_flight(run, since, timeout=600):
     before a kill that came by the clock): the tree is stopped first (SIGSTOP) and killed only if the frozen logs
     still show a task in flight, else it runs on (SIGCONT) and the search goes on. Preferably a worker without the
     application's ApplicationMaster: YARN learns of a dead NodeManager's containers only when it declares the node
-    lost (minutes), so a lost AM would hold the run up."""
+    lost (45 s on emu: its yarn.nm.liveness-monitor.expiry-interval-ms), so a lost AM would hold the run up."""
     deadline = time.monotonic() + timeout
     first_seen = None
     looks = 0
