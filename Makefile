@@ -7,6 +7,7 @@ WARMUP    ?=
 DROP_CACHES ?=
 PARAMS    ?=
 CORES     ?=
+VERSIONS  ?=
 PLACEMENT ?=
 BACKENDS  ?=
 RUN       ?= latest
@@ -14,7 +15,7 @@ RUN       ?= latest
 # No value given to make becomes code (docs/safety.md). A value holding '$' would be expanded by make itself (a
 # command-line variable is expanded where it is used), so it is refused before any is used; CLUSTER names a folder
 # and a lock, so it is a plain name; every other value reaches the shell only as one single-quoted word (shq).
-USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES PARAMS CORES PLACEMENT BACKENDS RUN RUNS RESUME \
+USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES PARAMS CORES VERSIONS PLACEMENT BACKENDS RUN RUNS RESUME \
 	TO NODES DRY_RUN MIN_STAGE_S BASELINE MAX_SLOWDOWN
 $(foreach v,$(USER_VARIABLES),$(if $(findstring $$,$(value $(v))),$(error $(v): a value given to make may not hold '$$' (make would run it as code): leave it out)))
 NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
@@ -53,6 +54,7 @@ help: ## Show the targets and their variables
 	@echo
 	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=tiny|small|...] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
+	@echo "               [VERSIONS='spark=3.5.6,4.2.0']  Spark releases swept (each in the inventory's spillway_versions)"
 	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
 	@echo "  make report   [RUN=<run-id>|latest]"
 	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
@@ -109,7 +111,8 @@ ifdef RESUME
 	@$(PY) -m spillway bench $(DRY) --resume $(call shq,$(RESUME)) $(call given,CLUSTER,cluster) \
 		$(call given,WORKLOADS,workloads) $(call given,SCALE,scale) $(call given,REPEAT,repeat) \
 		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) \
-		$(call given,CORES,cores) $(call given,PLACEMENT,placement) $(call given,BACKENDS,backends)
+		$(call given,CORES,cores) $(call given,PLACEMENT,placement) $(call given,BACKENDS,backends) \
+		$(call given,VERSIONS,versions)
 else
 	$(if $(DRY_RUN),,@$(CHECK) --workloads $(call shq,$(WORKLOADS)) --scale $(call shq,$(SCALE)) --ports)
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(CLUSTER))
@@ -119,7 +122,7 @@ else
 	@$(PY) -m spillway bench $(DRY) --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
 		--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
 		--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
-		--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS))
+		--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS)) --versions $(call shq,$(VERSIONS))
 endif
 
 workloads: venv ## list the workloads and what each scale profile means

@@ -23,12 +23,14 @@ def cmd_bench(args):
         raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")
     # The default suite on the inventory's placement, once (`make bench` at any scale) answers the storage question:
     # it adds the storage probe's runs (spillway/plan.py STORAGE_PROBE). A bench that names its workloads,
-    # placements, core counts or repetitions runs what it names and no more.
-    storage_probe = not (args.workloads or args.placement or args.backends or args.cores) and args.repeat == 1
+    # placements, core counts, Spark releases or repetitions runs what it names and no more.
+    storage_probe = (not (args.workloads or args.placement or args.backends or args.cores or args.versions)
+                     and args.repeat == 1)
     bench = Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
                   placement=args.placement, backends=args.backends, warmup=warmup,
                   drop_caches=args.drop_caches == "1",
-                  monitoring={"": None, "0": False, "1": True}[args.monitoring], storage_probe=storage_probe)
+                  monitoring={"": None, "0": False, "1": True}[args.monitoring], storage_probe=storage_probe,
+                  versions=args.versions)
     return bench.dry_run() if args.dry_run else bench.execute()
 
 
@@ -78,6 +80,9 @@ def main(argv=None):
                                                         "(default: the inventory's spillway_monitoring.enabled)")
     bench.add_argument("--params", default="", help="'name=value workload.name=value ...' parameter overrides")
     bench.add_argument("--cores", default="", help="executor cores per node, a list sweeps: '1,2'")
+    bench.add_argument("--versions", default="",
+                       help="Spark releases to sweep, each installed on the cluster: 'spark=3.5.6,4.2.0'; empty: the "
+                            "inventory's default line (the first of spillway_versions.spark)")
     bench.add_argument("--placement", default="",
                        help="'matrix', 'hdfs=<backend>,local=<backend>' or several of those separated by ';' "
                             "(run in that order); empty: the inventory's")

@@ -142,6 +142,10 @@ def _schema():
         profile_names = sorted(storage_profiles()["profiles"])
         backend = schema["properties"]["spillway_backends"]["additionalProperties"]
         backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
+        from spillway import versions
+        releases = schema["properties"]["spillway_versions"]["properties"]
+        releases["spark"]["items"]["enum"] = list(versions.spark_releases())
+        releases["hadoop"]["enum"] = versions.hadoop_releases()
         _SCHEMA = schema
     return copy.deepcopy(_SCHEMA)
 
@@ -151,7 +155,7 @@ _SCHEMA = None
 # port check, teardown; the Makefile greps it for spillway_emulation): set anywhere else, Ansible would provision
 # hosts differently from what the harness plans, checks, records and tears down.
 CLUSTER_WIDE = ("spillway_cluster", "spillway_backends", "spillway_placement", "spillway_emulation",
-                "spillway_monitoring", "spillway_workload_parameters", "hadoop_ports")
+                "spillway_monitoring", "spillway_workload_parameters", "hadoop_ports", "spillway_versions")
 
 
 def role_default(role, name):

@@ -27,6 +27,7 @@ class Instance:
     executor_cores: int | None  # None: the cluster's spark-defaults
     repetition: int  # 0 = the discarded warm-up
     storage_probe: bool = False  # added by with_storage_probe: the default bench's second placement or second run
+    spark_version: str | None = None  # a VERSIONS sweep's release; None: the cluster's default line
 
     @property
     def warmup(self):
@@ -84,23 +85,29 @@ def steps_with_commands(workload, params):
     return [step for step in workloads_mod.STEPS if workload.commands(step, params)]
 
 
-def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line):
-    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, repetition
-    (the warm-up first). Each id names the point and what varies across the bench (docs/run-directory.md)."""
+def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line,
+                  spark_versions=(None,)):
+    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, Spark release
+    (VERSIONS), repetition (the warm-up first). Each id names the point and what varies across the bench
+    (docs/run-directory.md)."""
     runs = []
     for place in placement_list:
         for workload in chosen:
             overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
             for sweep_id, params in workload.instances(scale, overrides):
                 for cores_value in cores:
-                    base = sweep_id
-                    if len(placement_list) > 1:
-                        base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
-                    if cores_value is not None:
-                        base += f"-p{cores_value}"
-                    for rep in range(0 if warmup else 1, repeat + 1):
-                        wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
-                        runs.append(Instance(workload, wid, params, place, cores_value, rep))
+                    for spark_version in spark_versions:
+                        base = sweep_id
+                        if len(placement_list) > 1:
+                            base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
+                        if cores_value is not None:
+                            base += f"-p{cores_value}"
+                        if spark_version is not None:
+                            base += f"-spark{spark_version}"
+                        for rep in range(0 if warmup else 1, repeat + 1):
+                            wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
+                            runs.append(Instance(workload, wid, params, place, cores_value, rep,
+                                                 spark_version=spark_version))
     return runs
 
 
@@ -129,12 +136,13 @@ def with_storage_probe(runs, inventory):
                   and not r.warmup and all(r.params.get(k) == v for k, v in params.items())), None)
     if probe is None:
         return runs
-    again = Instance(probe.workload, f"{probe.id}-r2", probe.params, probe.placement, probe.executor_cores, 2, True)
+    again = Instance(probe.workload, f"{probe.id}-r2", probe.params, probe.placement, probe.executor_cores, 2, True,
+                     probe.spark_version)
     other = other_placement(inventory)
     if other is None:
         return runs + [again]
     elsewhere = Instance(probe.workload, f"{probe.id}-hdfs_{other['hdfs']}-local_{other['local']}", probe.params,
-                         other, probe.executor_cores, 1, True)
+                         other, probe.executor_cores, 1, True, probe.spark_version)
     return runs + [elsewhere, again]
 
 

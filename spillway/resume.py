@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from spillway import inventory as inventory_mod, workloads as workloads_mod
 from spillway.console import say
 from spillway.plan import DEFAULT_WORKLOADS, parse_cores, placements
+from spillway.versions import parse_versions
 from spillway.workload_groups import expand
 from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
                              utc_now)
@@ -45,6 +46,7 @@ def changed_values(recorded, now):
 def recorded_parameters(manifest):
     """The manifest's `parameters`, with what runs recorded before an option existed filled in as it was then."""
     return {"warmup": False, "drop_caches": False, "executor_cores": [None], "storage_probe": False,
+            "spark_versions": [None],
             "placements": [(manifest.get("storage") or {}).get("placement")], **manifest["parameters"]}
 
 
@@ -58,7 +60,7 @@ def recorded_command_line(parameters):
 # Options of `bench` a resume takes from the manifest: option -> the make variable users write.
 PLAN_OPTIONS = {"cluster": "CLUSTER", "workloads": "WORKLOADS", "scale": "SCALE", "repeat": "REPEAT",
                 "warmup": "WARMUP", "drop_caches": "DROP_CACHES", "monitoring": "MONITORING", "params": "PARAMS",
-                "cores": "CORES", "placement": "PLACEMENT", "backends": "BACKENDS"}
+                "cores": "CORES", "placement": "PLACEMENT", "backends": "BACKENDS", "versions": "VERSIONS"}
 
 
 def refuse_other_plan(manifest, inventory, given):
@@ -76,6 +78,7 @@ def refuse_other_plan(manifest, inventory, given):
         "monitoring": lambda v: (switch.get(v, v), recorded.get("monitoring")),
         "params": lambda v: (workloads_mod.parse_params(v), recorded_command_line(recorded)),
         "cores": lambda v: (parse_cores(v), recorded["executor_cores"]),
+        "versions": lambda v: (parse_versions(v, inventory), recorded["spark_versions"]),
         "placement": lambda v: (placements(inventory, v, given.get("backends", "")), recorded["placements"]),
         "backends": lambda v: (sorted(workloads_mod.parse_list(v, ())),
                                sorted({b for place in recorded["placements"] for b in place.values()})),
@@ -121,6 +124,7 @@ class Resuming:
         bench._configure(inventory, recorded["scale"], recorded["repeat"], recorded["warmup"],
                          recorded["drop_caches"], monitoring)
         bench.placements, bench.cores = recorded["placements"], recorded["executor_cores"]
+        bench.spark_versions = recorded["spark_versions"]
         bench.storage_probe = recorded["storage_probe"]
         bench._plan(recorded["workloads"], recorded_command_line(recorded))
         bench.resumed = ResumePlan.of(run, bench.instances)

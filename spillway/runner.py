@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
-from spillway import REPO, clusterlock, inventory as inventory_mod, provisioning, workloads as workloads_mod
+from spillway import REPO, clusterlock, inventory as inventory_mod, provisioning, versions as versions_mod
+from spillway import workloads as workloads_mod
 from spillway.ansible import first_message, known_causes, run_playbook
 from spillway.console import Tail, indent, say
 from spillway.host_preflight import check_hosts
@@ -29,11 +30,12 @@ class Bench(Resuming):
     """A bench: validated at construction (nothing touched), run by execute(); Resuming finishes a recorded run."""
 
     def __init__(self, cluster, workload_names, scale, repeat, params="", cores="", placement="",
-                 backends="", warmup=None, drop_caches=False, monitoring=None, storage_probe=False):
+                 backends="", warmup=None, drop_caches=False, monitoring=None, storage_probe=False, versions=""):
         # All validation first: nothing is touched before the inventory and workloads are known good.
         self._configure(inventory_mod.load(cluster), scale, repeat, warmup, drop_caches, monitoring)
         self.placements = placements(self.inventory, placement, backends)
         self.cores = parse_cores(cores)
+        self.spark_versions = versions_mod.parse_versions(versions, self.inventory)
         self.storage_probe = storage_probe
         self._plan(workload_names, workloads_mod.parse_params(params))
 
@@ -72,9 +74,10 @@ class Bench(Resuming):
         self.overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in
                                                                          from_command_line.items()}}
         self.instances = plan_mod.workload_runs(chosen, self.scale, self.placements, self.cores, self.repeat,
-                                                self.warmup, from_inventory, from_command_line)
+                                                self.warmup, from_inventory, from_command_line, self.spark_versions)
         if self.storage_probe:
             self.instances = plan_mod.with_storage_probe(self.instances, self.inventory)
+        versions_mod.refuse_unsupported(self.instances, self.inventory)
         self._count_steps(self.instances)
 
     def _count_steps(self, instances):
@@ -171,6 +174,9 @@ class Bench(Resuming):
         if self.resumed:
             say(f"  resumes run {self.resumed.run.manifest['run_id']}: {len(to_run)} of {len(self.instances)} "
                 "workload run(s) still to run")
+        installed = versions_mod.installed(inv)
+        say(f"  versions: Spark {', '.join(installed['spark'])} installed (default line {installed['spark'][0]}), "
+            f"Hadoop {installed['hadoop']}")
         say(f"  scale {self.scale}, repeat {self.repeat}, warm-up {'yes' if self.warmup else 'no'}, drop caches "
             f"{'yes' if self.drop_caches else 'no'}; {len(to_run)} workload run(s), {self.total_steps} steps:")
         probe = self._storage_probe_text()
@@ -180,7 +186,8 @@ class Bench(Resuming):
             steps = ", ".join(steps_with_commands(instance.workload, instance.params))
             place = f"hdfs={instance.placement['hdfs']}, local={instance.placement['local']}"
             cores = f", {instance.executor_cores} executor core(s)" if instance.executor_cores else ""
-            say(f"  - {instance.id}: {steps} ({place}{cores}{', warm-up' if instance.warmup else ''})")
+            spark = f", Spark {instance.spark_version}" if instance.spark_version else ""
+            say(f"  - {instance.id}: {steps} ({place}{cores}{spark}{', warm-up' if instance.warmup else ''})")
             say(f"      parameters: {json.dumps(instance.params, sort_keys=True)}")
         return 0
 
@@ -196,6 +203,7 @@ class Bench(Resuming):
             parameters={"workloads": sorted({i.workload.name for i in self.instances}), "scale": self.scale,
                         "repeat": self.repeat, "warmup": self.warmup, "drop_caches": self.drop_caches,
                         "placements": self.placements, "executor_cores": self.cores,
+                        "spark_versions": self.spark_versions,
                         "storage_probe": self.storage_probe,
                         "monitoring": (self.inventory.variables.get("spillway_monitoring") or {}).get("enabled", True),
                         "overrides": self.overrides},
@@ -338,9 +346,11 @@ class Bench(Resuming):
         """Run one workload instance; return True when every step succeeded."""
         workload, wid, params = instance.workload, instance.id, instance.params
         attempts, position = self._set_earlier_attempt_aside(wid)
+        versions = self._versions_of(instance)
         record = {"id": wid, "workload": workload.name, "repetition": instance.repetition,
                   "warmup": instance.warmup, "scale": self.scale, "parameters": params,
                   "placement": instance.placement, "executor_cores": instance.executor_cores,
+                  "versions": versions,
                   "status": "running", "started_at": utc_now(), "ended_at": None, "steps": []}
         if attempts:
             record["attempts"] = attempts
@@ -363,6 +373,7 @@ class Bench(Resuming):
                                  workload_name=workload.name, workload_id=wid, step=step,
                                  params=params, commands=commands,
                                  executor_cores=instance.executor_cores or "",
+                                 spark_version=versions["spark"],
                                  pushgateway_url=self.monitoring.pushgateway_url or "",
                                  host_backends=self._host_backends())
             status = "ok"
@@ -382,6 +393,14 @@ class Bench(Resuming):
             record["ended_at"] = utc_now()
             self.run.save()
         return status == "ok"
+
+    def _versions_of(self, instance):
+        """Every component's release a workload run ran on, for its manifest record: Spark, Scala and Hadoop as
+        planned (spillway/versions.py), Java as the controller reported it (facts.yml)."""
+        versions = versions_mod.of_run(self.inventory, instance.spark_version)
+        controller = (self.inventory.groups.get("controller") or self.inventory.hosts)[0]
+        versions["java"] = ((self.run.manifest["hosts"].get(controller) or {}).get("versions") or {}).get("java")
+        return versions
 
     def _collectors_stop_and_fetch(self, wid, record):
         try:

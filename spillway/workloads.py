@@ -33,6 +33,18 @@ MANIFEST_SCHEMA = {
         "name": {"type": "string", "pattern": "^[a-z0-9][a-z0-9-]*$"},
         "description": {"type": "string"},
         "framework": {"type": "string"},
+        # The Spark lines (e.g. "3.5") the workload runs on, and why; absent: every line Spillway installs
+        # (spillway/versions.py refuses a bench that plans it on another, before anything runs).
+        "spark_lines": {
+            "type": "object",
+            "required": ["supported", "why"],
+            "additionalProperties": False,
+            "properties": {
+                "supported": {"type": "array", "minItems": 1,
+                              "items": {"type": "string", "pattern": "^[0-9]+\\.[0-9]+$"}},
+                "why": {"type": "string", "minLength": 10},
+            },
+        },
         "parameters": {
             "type": "object",
             "additionalProperties": {

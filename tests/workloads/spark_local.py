@@ -6,6 +6,7 @@ import subprocess
 from pathlib import Path
 
 from spillway.inventory import role_default
+from spillway.versions import spark_releases
 
 REPO = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(os.environ.get("SPARK_HOME", "/opt/spillway/spark-3.5.6"))
@@ -13,8 +14,18 @@ HADOOP_HOME = Path(os.environ.get("HADOOP_HOME", "/opt/spillway/hadoop-3.4.2"))
 # The build tool the spark role installs as {spillway_root}/bin/spark-build-job; its template is plain bash.
 BUILD_SCRIPT = REPO / "playbooks" / "roles" / "spark" / "templates" / "spark-build-job.j2"
 
-# What the cluster's Spark JVMs get for Java 17 (role spark; spark-submit's launcher, which adds them, is absent).
-SPARK_JAVA17_OPTIONS = role_default("spark", "spark_java17_options")
+
+
+def spark_release(home: Path):
+    """The Spark release of an install, from its spark-core jar's name (spark-core_2.13-4.2.0.jar -> 4.2.0)."""
+    jars = sorted((home / "jars").glob("spark-core_*.jar"))
+    return jars[0].stem.rsplit("-", 1)[1] if jars else None
+
+
+# What the cluster's Spark JVMs get for Java 17 (role spark, and the release's own from role common's
+# spark_releases: spark-submit's launcher, which adds them, is absent). SPARK_HOME picks the release.
+SPARK_JAVA17_OPTIONS = role_default("spark", "spark_java17_options") + (
+    spark_releases().get(spark_release(SPARK_HOME), {}).get("java_options", []))
 
 # Job-code tests run for seconds: the client compiler alone, as the emulated inventories' workloads do
 # (spillway_jvm.jit: c1, docs/cluster.md "The workloads' JVMs"), at about 60 % of the CPU.

@@ -23,6 +23,7 @@ short_description: Read-only preflight checks of a Spillway host (Java, storage 
 options:
   java_home: {type: str, required: true}
   java_package: {type: str, required: true}
+  java_needed_by: {type: dict, default: {}, description: "Spark release -> the oldest Java major it runs on"}
   check_storage: {type: bool, default: false, description: "this host holds data (a worker)"}
   backends: {type: dict, default: {}, description: "spillway_backends of the inventory"}
   spillway_root: {type: str, required: true}
@@ -58,11 +59,24 @@ def check_privileges():
                "connect as root (ansible_user: root) or set ansible_become: true with passwordless sudo")
 
 
-def check_java(java_home, package):
+JAVA_VERSION = re.compile(r'version "(?:1\.)?(\d+)')
+
+
+def check_java(java_home, package, needs=None):
+    """`needs`: {Spark release: the oldest Java major it runs on} for the releases the cluster installs."""
     java = os.path.join(java_home, "bin", "java")
     code, out, err = run([java, "-version"])
     if code == 0:
-        return row("java", "ok", f"{java}: {(err or out).splitlines()[0].strip()}")
+        first = (err or out).splitlines()[0].strip()
+        major = JAVA_VERSION.search(first)
+        too_old = sorted(release for release, oldest in (needs or {}).items()
+                         if major is None or int(major.group(1)) < int(oldest))
+        if too_old:
+            return row("java", "FAIL", f"{java}: {first}; Spark " + ", ".join(
+                f"{release} needs Java {needs[release]}+" for release in too_old),
+                f"set java_home to a Java {max(int(needs[r]) for r in too_old)} or newer, or leave "
+                f"{', '.join(too_old)} out of spillway_versions.spark")
+        return row("java", "ok", f"{java}: {first}")
     code, out, _ = run(["apt-cache", "policy", package])
     candidate = re.search(r"Candidate:\s*(\S+)", out)
     if code == 0 and candidate and candidate.group(1) != "(none)":
@@ -313,6 +327,7 @@ def main():
     module = AnsibleModule(argument_spec={
         "java_home": {"type": "str", "required": True},
         "java_package": {"type": "str", "required": True},
+        "java_needed_by": {"type": "dict", "default": {}},
         "check_storage": {"type": "bool", "default": False},
         "backends": {"type": "dict", "default": {}},
         "spillway_root": {"type": "str", "required": True},
@@ -325,7 +340,7 @@ def main():
     }, supports_check_mode=True)
     args = module.params
     epoch = time.time()
-    rows = [check_privileges(), check_java(args["java_home"], args["java_package"]), check_diskstats()]
+    rows = [check_privileges(), check_java(args["java_home"], args["java_package"], args["java_needed_by"]), check_diskstats()]
     if args["check_storage"]:
         emulated = {}
         for name, backend in sorted(args["backends"].items()):
