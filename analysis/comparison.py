@@ -412,6 +412,13 @@ def manifest_facts(manifest: dict) -> dict[str, str]:
         facts[f"hosts versions.{tool}"] = ", ".join(sorted({str(((h or {}).get("versions") or {}).get(tool))
                                                             for h in hosts.values()}))
     facts["workloads run"] = ", ".join(sorted(_workload_scales(manifest)))
+    # the releases the workload runs ran on (docs/versions.md): a Spark upgrade is what differed
+    releases: dict[str, set[str]] = {}
+    for workload in manifest.get("workloads", []) or []:
+        for component, release in ((workload or {}).get("versions") or {}).items():
+            releases.setdefault(component, set()).add(str(release))
+    for component, seen in sorted(releases.items()):
+        facts[f"workload runs versions.{component}"] = ", ".join(sorted(seen))
     for workload, params in _workload_parameters(manifest).items():
         for key, values in params.items():
             facts[f"workload {workload}.{key}"] = ", ".join(sorted(values))

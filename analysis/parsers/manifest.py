@@ -30,7 +30,8 @@ _STEP = {"name": str, "status": str, "started_at": str, "ended_at": str, "durati
 _PLACEMENT = {"hdfs": str, "local": str}
 _WORKLOAD = {"id": str, "workload": str, "repetition": int, "warmup": bool, "scale": str, "parameters": dict,
              "placement": _PLACEMENT, "executor_cores": int, "status": str, "started_at": str, "ended_at": str,
-             "steps": [_STEP], "monitoring": dict, "warnings": [str], "attempts": [dict]}
+             "steps": [_STEP], "monitoring": dict, "warnings": [str], "attempts": [dict],
+             "versions": {"spark": str, "scala": str, "hadoop": str, "java": str}}
 # What the analysis reads of manifest.json (docs/run-directory.md), with the types documented there: the
 # tables and the report rely on them. Fields not listed are kept as they are.
 SCHEMA = {
@@ -160,6 +161,7 @@ def workloads_table(manifest: dict) -> pd.DataFrame:
     the discarded warm-up, start/end (epoch s) and the seconds of its prepare/run/validate steps."""
     rows = []
     swept = _swept_parameters(manifest)
+    swept_spark = _swept_spark(manifest)
     for workload in manifest.get("workloads", []) or []:
         steps = workload.get("steps", []) or []
         # runs recorded before workload runs had their own bounds: the first step's start, the last step's end
@@ -172,8 +174,8 @@ def workloads_table(manifest: dict) -> pd.DataFrame:
                      "scale": workload.get("scale"), "status": workload.get("status", "missing"),
                      "placement_hdfs": placement.get("hdfs"), "placement_local": placement.get("local"),
                      "executor_cores": workload.get("executor_cores"),
-                     "sweep": " ".join(f"{k}={params[k]}" for k in swept.get(workload.get("workload"), [])
-                                       if k in params),
+                     "sweep": " ".join([*(f"{k}={params[k]}" for k in swept.get(workload.get("workload"), [])
+                                         if k in params), *_spark_point(workload, swept_spark)]),
                      "parameters": json.dumps(params, sort_keys=True, separators=(",", ":"), default=str),
                      "start_time_s": start, "end_time_s": end,
                      "duration_s": (end - start) if (start is not None and end is not None) else None,
@@ -200,6 +202,24 @@ def _swept_parameters(manifest: dict) -> dict[str, list[str]]:
         for key, value in (workload.get("parameters") or {}).items():
             values.setdefault(workload.get("workload"), {}).setdefault(key, set()).add(str(value))
     return {name: sorted(k for k, seen in params.items() if len(seen) > 1) for name, params in values.items()}
+
+
+def _swept_spark(manifest: dict) -> set:
+    """The workloads whose runs ran on more than one Spark release (a VERSIONS sweep, docs/versions.md)."""
+    releases: dict[str, set] = {}
+    for workload in manifest.get("workloads", []) or []:
+        releases.setdefault(workload.get("workload"), set()).add(_spark_release(workload))
+    return {name for name, seen in releases.items() if len(seen) > 1}
+
+
+def _spark_release(workload: dict):
+    return (workload.get("versions") or {}).get("spark")
+
+
+def _spark_point(workload: dict, swept_spark: set) -> list[str]:
+    """`spark=<release>` as part of a run's sweep point when its workload ran on several releases: each release's
+    repetitions are then their own point, as a swept parameter's values are."""
+    return [f"spark={_spark_release(workload)}"] if workload.get("workload") in swept_spark else []
 
 
 # ---------------------------------------------------------------- reading manifest.json

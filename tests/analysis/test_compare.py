@@ -139,3 +139,16 @@ def test_command_prints_the_page_last(two_runs, tmp_path, capsys):
     assert main(["compare", *map(str, two_runs), "--out", str(tmp_path / "cmp")]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(tmp_path / "cmp" / "compare.html")
     assert not (two_runs[0] / "tables").exists()       # comparing writes nothing into the runs
+
+
+def test_the_spark_release_each_run_ran_on_is_listed_under_what_differed():
+    """docs/versions.md: two benches on one cluster, one on Spark 3.5.6, one on 4.2.0."""
+    from analysis.comparison import manifest_facts
+
+    def manifest(release):
+        return {"workloads": [{"id": "terasort", "workload": "terasort", "scale": "tiny", "parameters": {},
+                               "versions": {"spark": release, "scala": "2.13", "hadoop": "3.4.2"}}]}
+
+    facts = manifest_facts(manifest("3.5.6")), manifest_facts(manifest("4.2.0"))
+    assert [f["workload runs versions.spark"] for f in facts] == ["3.5.6", "4.2.0"]
+    assert [f["workload runs versions.hadoop"] for f in facts] == ["3.4.2", "3.4.2"]

@@ -24,3 +24,20 @@ def test_partial_manifest():
     partial = {"run_id": "x", "status": "running"}
     assert "steps" in missing_keys(partial) and "emulation" in missing_keys(partial)
     assert steps_table(partial).empty and workloads_table(partial).empty
+
+
+def _run(wid, release):
+    return {"id": wid, "workload": "terasort", "repetition": 1, "warmup": False, "scale": "tiny", "status": "ok",
+            "parameters": {"engine": "spark", "rows": 1000}, "placement": {"hdfs": "hdd", "local": "ssd"},
+            "versions": {"spark": release, "scala": "2.13", "hadoop": "3.4.2", "java": "openjdk 17"}}
+
+
+def test_a_versions_sweep_makes_each_spark_release_its_own_sweep_point():
+    """docs/versions.md: the runs of a VERSIONS bench; a run on one release alone keeps its plain sweep."""
+    swept = workloads_table({"workloads": [_run("terasort-spark3.5.6", "3.5.6"), _run("terasort-spark4.2.0", "4.2.0")]})
+    assert list(swept["sweep"]) == ["spark=3.5.6", "spark=4.2.0"]
+    alone = workloads_table({"workloads": [_run("terasort-r1", "4.2.0"), _run("terasort-r2", "4.2.0")]})
+    assert list(alone["sweep"]) == ["", ""]
+    # runs recorded before `versions` existed: one (unknown) release
+    old = [{k: v for k, v in _run(f"terasort-r{n}", "3.5.6").items() if k != "versions"} for n in (1, 2)]
+    assert list(workloads_table({"workloads": old})["sweep"]) == ["", ""]
