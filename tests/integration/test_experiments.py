@@ -43,8 +43,9 @@ def daemon_started_at(name):
 
 @pytest.fixture(scope="module")
 def single_core_invalid_bench():
-    # The default bench left the cluster on the inventory's placement (HDFS on the hdd, the local dirs on the ssd) with
-    # TeraSort's tiny input cached there; a wrong recorded checksum makes the (correct) sort fail its check exactly as
+    # The benches before it (the default bench first; this one runs last, tests/integration/conftest.py) left the
+    # cluster on the inventory's placement (HDFS on the hdd, the local dirs on the ssd) with TeraSort's tiny input
+    # cached there; a wrong recorded checksum makes the (correct) sort fail its check exactly as
     # lost rows would. CORES=1: one one-core executor per node, where the cluster's sizing gives two (the sweep's
     # wiring to spark-submit; its planning and report have unit tests on the recorded sweep
     # tests/fixtures/runs/kmeans-cores). Its placement moves the local dirs alone (hdd, ssd) -> (hdd, hdd): a switch
