@@ -99,6 +99,13 @@ given   = $(if $(filter command line environment,$(origin $(1))),--$(2) $(call s
 
 # DRY_RUN=1: the bench's full validation (inventory, workloads, parameters, sweeps) and its plan; nothing is touched.
 DRY = $(if $(DRY_RUN),--dry-run)
+BENCH = $(PY) -m spillway bench --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
+	--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
+	--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
+	--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS)) --versions $(call shq,$(VERSIONS))
+# Before setup, cluster-up or anything else is touched, the whole plan is validated (an unsupported workload and Spark
+# release, a release the inventory does not install, ...) where the checkout's venv exists; the bench validates it
+# again once the venv is made.
 bench: $(if $(DRY_RUN),venv) ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
 ifdef RESUME
 	@python3 -m spillway.rundir resumable $(call shq,$(RESUME)) >/dev/null
@@ -115,14 +122,12 @@ ifdef RESUME
 		$(call given,VERSIONS,versions)
 else
 	$(if $(DRY_RUN),,@$(CHECK) --workloads $(call shq,$(WORKLOADS)) --scale $(call shq,$(SCALE)) --ports)
+	$(if $(DRY_RUN),,$(if $(wildcard $(PY)),@$(BENCH) --dry-run >/dev/null))
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(CLUSTER))
 	$(if $(DRY_RUN),,$(if $(EMULATED),@$(MAKE) --no-print-directory cluster-up))
 	$(if $(DRY_RUN),,@$(call SETUP_UNLESS_UNCHANGED,$(CLUSTER)))
 	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory venv)
-	@$(PY) -m spillway bench $(DRY) --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
-		--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
-		--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
-		--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS)) --versions $(call shq,$(VERSIONS))
+	@$(BENCH) $(DRY)
 endif
 
 workloads: venv ## list the workloads and what each scale profile means

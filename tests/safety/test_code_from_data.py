@@ -38,14 +38,14 @@ def test_a_cluster_name_with_shell_text_is_refused_before_any_command(marker, va
     assert "is not a cluster name" in result.stderr or "may not hold" in result.stderr
 
 
-@pytest.mark.parametrize("variable", ["SCALE", "PARAMS", "RUN", "CORES", "TO"])
+@pytest.mark.parametrize("variable", ["SCALE", "PARAMS", "RUN", "CORES", "TO", "VERSIONS"])
 def test_a_make_value_holding_a_dollar_is_refused(marker, variable):
     result = make("-n", "help", f"{variable}=$(shell touch {marker})")
     assert result.returncode != 0
     assert f"{variable}: a value given to make may not hold '$'" in result.stderr
 
 
-@pytest.mark.parametrize("variable", ["PARAMS", "WORKLOADS", "CORES", "PLACEMENT", "BACKENDS", "SCALE"])
+@pytest.mark.parametrize("variable", ["PARAMS", "WORKLOADS", "CORES", "PLACEMENT", "BACKENDS", "SCALE", "VERSIONS"])
 def test_a_quote_in_a_make_value_stays_inside_its_argument(marker, variable):
     result = make("bench", "DRY_RUN=1", f"{variable}=x' ; touch {marker} ; echo '")
     assert result.returncode != 0, result.stdout  # refused by the bench's validation, as one odd value
