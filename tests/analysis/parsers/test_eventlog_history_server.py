@@ -31,6 +31,14 @@ def epoch_ms(text):
     return int(datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fGMT").replace(tzinfo=timezone.utc).timestamp() * 1000)
 
 
+def paired(frame, index, release, name, key):
+    """(the History Server's row, ours) for every row of its answer `name`, once both list the same rows."""
+    ours = frame.set_index(index)
+    oracle = expected(release, name)
+    assert sorted(key(want) for want in oracle) == sorted(ours.index)
+    return [(want, ours.loc[key(want)]) for want in oracle]
+
+
 @pytest.fixture(scope="module")
 def log():
     return parse_event_logs(ORACLE / "spark-events" / APP)
@@ -45,13 +53,10 @@ def test_the_oracle_is_in_place():
 
 @pytest.mark.parametrize("release", SPARK_LINES)
 def test_stages_agree_with_the_history_server(release, log):
-    stages = log.stages.set_index(["stage_id", "attempt"])
     tasks = log.tasks
-    oracle = expected(release, "stage_list_json")
-    assert sorted((s["stageId"], s["attemptId"]) for s in oracle) == sorted(stages.index)
-    for want in oracle:
+    for want, ours in paired(log.stages, ["stage_id", "attempt"], release, "stage_list_json",
+                             lambda stage: (stage["stageId"], stage["attemptId"])):
         key = (want["stageId"], want["attemptId"])
-        ours = stages.loc[key]
         assert ours["num_tasks"] == want["numTasks"], key
         assert ours["status"] == {"COMPLETE": "succeeded", "FAILED": "failed"}[want["status"]], key
         assert ours["submission_time_ms"] == epoch_ms(want["submissionTime"]), key
@@ -78,11 +83,7 @@ def test_a_failed_task_is_where_the_two_stage_sums_part(log):
 
 @pytest.mark.parametrize("release", SPARK_LINES)
 def test_jobs_agree_with_the_history_server(release, log):
-    jobs = log.jobs.set_index("job_id")
-    oracle = expected(release, "job_list_json")
-    assert sorted(j["jobId"] for j in oracle) == sorted(jobs.index)
-    for want in oracle:
-        ours = jobs.loc[want["jobId"]]
+    for want, ours in paired(log.jobs, "job_id", release, "job_list_json", lambda job: job["jobId"]):
         assert ours["status"] == want["status"].lower(), want["jobId"]
         assert [int(s) for s in str(ours["stage_ids"]).split(",")] == sorted(want["stageIds"]), want["jobId"]
         assert ours["num_stages"] == len(want["stageIds"]), want["jobId"]
@@ -90,16 +91,13 @@ def test_jobs_agree_with_the_history_server(release, log):
 
 @pytest.mark.parametrize("release", SPARK_LINES)
 def test_executors_agree_with_the_history_server(release, log):
-    executors = log.executors.set_index("executor_id")
-    oracle = expected(release, "executor_list_json")
-    assert sorted(e["id"] for e in oracle) == sorted(executors.index)
-    for want in oracle:
-        ours = executors.loc[want["id"]]
+    pairs = paired(log.executors, "executor_id", release, "executor_list_json", lambda executor: executor["id"])
+    for want, ours in pairs:
         assert ours["max_memory_bytes"] == want["maxMemory"], want["id"]
         assert ours["added_time_ms"] == epoch_ms(want["addTime"]), want["id"]
         assert want["hostPort"].startswith(f"{ours['executor_host']}:"), want["id"]
     tasks = log.tasks
-    (driver,) = oracle
+    ((driver, _),) = pairs
     assert len(tasks) == driver["totalTasks"] and (tasks["status"] == "Success").sum() == driver["completedTasks"]
     assert tasks["input_bytes"].sum() == driver["totalInputBytes"]
     assert tasks["shuffle_write_bytes"].sum() == driver["totalShuffleWrite"]
