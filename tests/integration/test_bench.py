@@ -19,7 +19,7 @@ from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 from headless_chromium import BrowserError, HeadlessChromium
 
 pytestmark = pytest.mark.integration
-HDD_IOPS_CAP = inventory.storage_profiles()["profiles"]["hdd"]["read_iops"]
+HDD_MODEL = inventory.storage_profiles()["profiles"]["hdd"]["model"]
 EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
@@ -74,7 +74,7 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
         "gatk4": "ok", "terasort-spark-hdfs_ssd-local_hdd": "ok", "terasort-spark-r2": "ok"}
     assert manifest["parameters"]["storage_probe"] is True
     assert all(s["duration_s"] is not None for s in manifest["steps"])
-    assert manifest["emulation"]["profiles"]["hdd"]["read_iops"] == HDD_IOPS_CAP
+    assert manifest["emulation"]["profiles"]["hdd"]["model"] == HDD_MODEL
     assert manifest["hosts"]["localhost"]["versions"]["hadoop"].endswith("3.4.2")
 
 
@@ -158,12 +158,15 @@ def test_the_mapreduce_job_history_was_copied_over_webhdfs(bench):
     assert not list((run_dir / "raw/localhost/mr-history/terasort-mapreduce").glob("collector-error.txt"))
 
 
-def test_hdd_4k_randread_iops_is_within_20_percent_of_its_cap(bench):
+def test_hdd_sweep_streams_sequential_reads_and_stays_seek_bound_on_random_ones(bench):
+    """The hdd backend is the drive model (issue 21): the sweep's 64 KiB sequential reads at 100 MB/s or more while
+    its 4 KiB random reads stay seek-bound, tens to a few hundred IOPS (16 queued and reordered over the sweep's
+    256 MiB file: short seeks, so a few hundred)."""
     _, run_dir = bench
     fio = table(run_dir, "fio")
-    point = fio[(fio.backend == "hdd") & (fio.rw == "randread") & (fio.block_size_bytes == 4096)]
-    assert len(point) == 1
-    assert abs(point.iops.iloc[0] - HDD_IOPS_CAP) <= 0.2 * HDD_IOPS_CAP
+    hdd = fio[fio.backend == "hdd"].set_index(["rw", "block_size_bytes"])
+    assert hdd.loc[("read", 65536), "bandwidth_bytes_per_s"] >= 100e6, hdd.loc[("read", 65536)]
+    assert 30 <= hdd.loc[("randread", 4096), "iops"] <= 600, hdd.loc[("randread", 4096)]
 
 
 def test_event_log_shows_terasort_stages_with_shuffle(bench):

@@ -1,7 +1,8 @@
-"""The storage playbooks for real: emulated hdd + ssd disks from inventories/local, throttled as profiled.
+"""The storage playbooks for real: emulated hdd + ssd disks from inventories/local, the ssd throttled as profiled,
+the hdd served by the disk model (spillway-hdd-model, a FUSE server under its lower loop).
 
-Runs playbooks/storage.yml and playbooks/teardown.yml with real loop devices, blkio throttles, fio and
-iostat. The local inventory is used under another cluster name (spillway_cluster=storagetest), so the
+Runs playbooks/storage.yml and playbooks/teardown.yml with real loop devices, blkio throttles, the model's
+server, fio and iostat. The local inventory is used under another cluster name (spillway_cluster=storagetest), so the
 test's disks live in /var/lib/spillway/storagetest and never disturb a provisioned `local` cluster.
 Needs root, fio and sysstat (`make setup`). About 1-2 minutes.
 """
@@ -96,10 +97,15 @@ def test_disks_are_built_per_inventory_and_profile(storage):
         assert image == ROOT / "disks" / f"{name}.img"
         assert image.stat().st_size == backend["size_gib"] * 2**30
         assert image.stat().st_blocks * 512 < image.stat().st_size / 2, "image should be sparse"
-        # The upper loop is backed by the lower loop, the lower one by the image.
+        # The upper loop is backed by the lower loop, the lower one by the image or by the file its model serves.
         assert Path(f"/sys/block/{disk['device']}/loop/backing_file").read_text().strip() == \
             f"/dev/{disk['lower_device']}"
-        assert Path(f"/sys/block/{disk['lower_device']}/loop/backing_file").read_text().strip() == str(image)
+        lower_backing = Path(f"/sys/block/{disk['lower_device']}/loop/backing_file").read_text().strip()
+        if "model" in profile:
+            assert lower_backing == str(ROOT / "disks" / f"{name}.model" / "disk")
+            assert_model_serves(disk, profile["model"], image)
+        else:
+            assert lower_backing == str(image) and disk["model"] is None
         for device in (disk["device"], disk["lower_device"]):
             assert Path(f"/sys/block/{device}/loop/dio").read_text().strip() == "1"
         rotational = Path(f"/sys/block/{disk['device']}/queue/rotational").read_text().strip()
@@ -115,11 +121,41 @@ def test_disks_are_built_per_inventory_and_profile(storage):
         assert Path(report["data_dirs"][purpose]).is_dir()
 
 
-def test_hdd_profile_gives_hdd_iops_and_visible_latency(storage):
+def assert_model_serves(disk, model, image):
+    """The model's server runs unprivileged with the profile's parameters, on its own image, with no page cache."""
+    record = disk["model"]
+    assert record["name"] == model["name"] and record["options"] == model["options"]
+    assert record["sources"] == model["sources"]
+    pid = int(Path(ROOT / "run" / f"{record['server']}.pid").read_text().split()[0])
+    assert Path(f"/proc/{pid}/cmdline").read_text().split("\0")[:-1] == record["command"]
+    owner = subprocess.run(["stat", "-c", "%U", f"/proc/{pid}"], capture_output=True, text=True, check=True)
+    assert owner.stdout.strip() == "spillway-disk" == subprocess.run(
+        ["stat", "-c", "%U", str(image)], capture_output=True, text=True, check=True).stdout.strip()
+    for name, value in model["options"].items():
+        assert record["command"][record["command"].index(f"--{name}") + 1] == str(value)
+    with open("/proc/self/mounts") as mounts:
+        fuse = [line.split() for line in mounts if line.split()[1] == str(Path(record["served_file"]).parent)]
+    assert fuse and fuse[0][2] == "fuse.spillway-hdd-model" and "allow_other" in fuse[0][3], fuse
+
+
+def fio_json(*args):
+    done = subprocess.run(["fio", "--ioengine=libaio", "--direct=1", "--output-format=json", *args],
+                          capture_output=True, text=True, check=True, timeout=120)
+    return json.loads(done.stdout)["jobs"][0]
+
+
+def test_hdd_model_streams_sequential_reads_and_stays_seek_bound_on_random_ones(storage):
+    """The issue's goals on the harness's own hdd disk: 64 KiB sequential reads at 100 MB/s or more, 4 KiB random
+    reads seek-bound (tens to a few hundred IOPS), the model's delay visible to iostat on the upper loop."""
     hdd = storage["json"]["backends"]["hdd"]
+    probe = f"--filename={hdd['mount']}/fio/probe.dat"
+    fio_json("--name=fill", probe, "--size=256M", "--rw=write", "--bs=1M", "--end_fsync=1")
+    sequential = fio_json("--name=seqread", probe, "--size=256M", "--rw=read", "--bs=64k", "--runtime=3",
+                          "--time_based")["read"]
+    assert sequential["bw_bytes"] >= 100e6, sequential["bw_bytes"]
     # iostat watches the upper loop while fio runs: 2 reports 1 s apart, the second covers fio's steady state.
     fio = subprocess.Popen(
-        ["fio", "--name=randread", f"--filename={hdd['mount']}/fio/probe.dat", "--size=64M",
+        ["fio", "--name=randread", probe, "--size=256M",
          "--rw=randread", "--bs=4k", "--iodepth=16", "--ioengine=libaio", "--direct=1",
          "--runtime=5", "--time_based", "--output-format=json"],
         stdout=subprocess.PIPE, text=True)
@@ -133,9 +169,10 @@ def test_hdd_profile_gives_hdd_iops_and_visible_latency(storage):
     read = json.loads(fio_out)["jobs"][0]["read"]
     steady = json.loads(iostat)["sysstat"]["hosts"][0]["statistics"][-1]["disk"][0]
     assert steady["disk_device"] == hdd["device"]
-    assert 120 <= read["iops"] <= 165, read["iops"]
-    # 16 requests queued behind 150 IOPS wait ~100 ms each; the throttle's delay must show on the upper loop.
-    assert steady["r_await"] >= 30, steady
+    # A 7200 rpm drive with 16 queued and reordered: each request a short seek plus part of a revolution.
+    assert 30 <= read["iops"] <= 400, read["iops"]
+    # 16 requests queued behind a few hundred IOPS wait tens of ms each; the model's delay shows on the upper loop.
+    assert steady["r_await"] >= 20, steady
     assert steady["util"] >= 90, steady
 
 
@@ -144,12 +181,15 @@ def test_second_run_changes_nothing(storage):
 
 
 def test_teardown_leaves_nothing_and_is_a_quiet_no_op_after(storage):
-    lowers = [storage["json"]["backends"][name]["lower_device"] for name in INVENTORY["spillway_backends"]]
+    now = json.loads((ROOT / "storage.json").read_text())  # a rebuilt disk may have other loops
+    lowers = [now["backends"][name]["lower_device"] for name in INVENTORY["spillway_backends"]]
     majmins = [Path(f"/sys/block/{lower}/dev").read_text().strip() for lower in lowers]
     run_playbook("teardown.yml")
     assert harness_loops() == []
     assert mounts_under_root() == []
     rules = throttle_rules()
     assert all(majmin not in rules[knob] for knob in KNOBS for majmin in majmins)
+    servers = subprocess.run(["pgrep", "-f", f"--image {ROOT}/disks/"], capture_output=True, text=True).stdout
+    assert servers == "", servers
     assert not ROOT.exists()
     assert run_playbook("teardown.yml")["changed"] == 0

@@ -4,15 +4,20 @@ The emulated_storage role gathers the host's state with read-only commands and h
 functions, so "which loop devices are ours" and "what is a stale leftover" are decided in one readable,
 testable place instead of in long Jinja expressions. Nothing here touches the host.
 
-Ownership rule: a loop device is the harness's only if its backing file is an image under the cluster's
-disks directory (a "lower" loop), or if it is backed by such a lower loop (an "upper" loop). Everything
-else, including other users' loop devices, is never planned for removal.
+Ownership rule: a loop device is the harness's only if its backing file is under the cluster's disks
+directory (a "lower" loop: over an image, or over the file a disk model serves from <disks>/<backend>.model/),
+or if it is backed by such a lower loop (an "upper" loop). A disk model's FUSE mount is the harness's only when
+it is <disks>/<name>.model of file system type MODEL_FSTYPE. Everything else, including other users' loop devices
+and mounts, is never planned for removal.
 """
 
 import json
 
 LOOP_MAJOR = "7"
 DELETED_SUFFIX = " (deleted)"
+MODEL_FSTYPE = "fuse.spillway-hdd-model"   # the disk model's FUSE mounts (files/spillway-hdd-model.c)
+MODEL_SUFFIX = ".model"                    # <disks>/<backend>.model: where a model serves <backend>.img as `disk`
+MODEL_FILE = "disk"
 
 
 def _minor(majmin):
@@ -82,42 +87,92 @@ def _under(path, directory):
     return path.startswith(directory.rstrip("/") + "/")
 
 
-def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_backends):
+def _model_paths(disks_dir, backend):
+    """(mount point of the model serving <backend>.img, the file it serves there)."""
+    mount = "%s/%s%s" % (disks_dir.rstrip("/"), backend, MODEL_SUFFIX)
+    return mount, mount + "/" + MODEL_FILE
+
+
+def _disks_dir(spillway_root):
+    return spillway_root.rstrip("/") + "/disks"
+
+
+def spillway_model_commands(disks, binary, spillway_root):
+    """{backend: argv of its model server} for the disks whose spec has a model (emulated_storage_disks).
+
+    The server serves <disks>/<backend>.img on the FUSE descriptor it inherits as fd 3 (the role mounts it), in
+    the foreground under the supervisor, with the profile's options and then its host_path ones, each as
+    --NAME VALUE in the profile's order."""
+    commands = {}
+    for backend, disk in sorted(disks.items()):
+        model = disk.get("model")
+        if not model:
+            continue
+        argv = [binary, "--foreground", "--image", "%s/%s.img" % (_disks_dir(spillway_root), backend),
+                "--mountpoint", "/dev/fd/3"]
+        for options in (model.get("options") or {}, model.get("host_path") or {}):
+            for name, value in options.items():
+                argv += ["--" + name, str(value)]
+        commands[backend] = argv
+    return commands
+
+
+def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_backends, models=None):
     """Decide, for the backends to keep, their loop chain, and list every harness leftover that is stale.
 
     loops: spillway_loop_devices output; mounts: spillway_mounts output;
     throttle_rules: {knob: {majmin: value}} for the four blkio knobs;
     keep_backends: names of the emulated backends that should exist (empty list = tear everything down).
+    models: {backend: "current" or "stale"} for the kept backends whose disk is a model (the hdd profile):
+            "current" when its server runs with the wanted command line; a model that is not current is stale with all above it
+            (its loops and filesystem mount), so that it is rebuilt.
 
     Returns {
       disks_dir: where the images live (the layout is defined here, once),
-      chains: {backend: {image, mount, lower, lower_majmin, upper, mounted}}  (lower/upper None when not
+      model_fstype: the file system type a disk model's FUSE mount is made with,
+      chains: {backend: {image, backing, model_mount, served, mount, lower, lower_majmin, upper, mounted}}
+              (backing: the lower loop's file, the image or the model's served file; model_mount: None for a
+              plain image; served: the model's mount is there and current; lower/upper None when not
               attached; mounted: the upper loop is mounted at the backend's mount point),
       stale_mounts: [target, ...]  deepest first, every mount under spillway_root that is not the kept
-                    backend's upper loop mounted at its mount point (covers mounts whose loop is gone),
+                    backend's upper loop mounted at its mount point (covers mounts whose loop is gone), disk
+                    models' mounts left out: they go after the loops (stale_model_mounts),
+      stale_model_mounts: [{target, backend}, ...]  disk models' FUSE mounts under the disks directory that are not
+                    a kept, current model's (unmounted after the loops over them are detached),
       stale_uppers / stale_lowers: [loop name, ...]  harness loops outside the kept chains,
       stale_rules: [majmin, ...]  throttle rules on stale lower loops and on loop devices that are no longer
                    attached at all (a rule outlives the detach and would throttle the next user of that loop).
     }
     """
     root = spillway_root.rstrip("/")
-    disks_dir = root + "/disks"
+    disks_dir = _disks_dir(root)
     attached = {loop["name"]: loop for loop in loops}
     lowers = [loop for loop in loops if _under(loop["backing"], disks_dir)]
     lower_names = {loop["name"] for loop in lowers}
     uppers = [loop for loop in loops
               if loop["backing"].startswith("/dev/") and loop["backing"][len("/dev/"):] in lower_names]
 
+    models = models or {}
+    model_mounts = {mount["target"]: mount for mount in mounts
+                    if mount["fstype"] == MODEL_FSTYPE and _under(mount["target"], disks_dir)
+                    and "/" not in mount["target"][len(disks_dir) + 1:] and mount["target"].endswith(MODEL_SUFFIX)}
     chains = {}
     for backend in keep_backends:
         image = "%s/%s.img" % (disks_dir, backend)
-        lower = next((loop for loop in lowers if loop["backing"] == image and not loop["deleted"]), None)
+        model_mount, backing = _model_paths(disks_dir, backend) if backend in models else (None, image)
+        served = model_mount in model_mounts and models.get(backend) == "current"
+        lower = next((loop for loop in lowers if loop["backing"] == backing and not loop["deleted"]), None)
+        if model_mount is not None and not served:
+            lower = None  # a loop over a model that is gone or outdated is stale, with everything above it
         upper = None
         if lower is not None:
             upper = next((loop for loop in uppers if loop["backing"] == "/dev/" + lower["name"]), None)
         mount_point = "%s/mnt/%s" % (root, backend)
         chains[backend] = {
             "image": image,
+            "backing": backing,
+            "model_mount": model_mount,
+            "served": served,
             "mount": mount_point,
             "lower": lower["name"] if lower else None,
             "lower_majmin": lower["majmin"] if lower else None,
@@ -131,8 +186,12 @@ def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_bac
 
     stale_mounts = sorted(
         {mount["target"] for mount in mounts
-         if _under(mount["target"], root) and kept_mounts.get(mount["target"]) != mount["source"]},
+         if _under(mount["target"], root) and mount["target"] not in model_mounts
+         and kept_mounts.get(mount["target"]) != mount["source"]},
         key=lambda target: target.count("/"), reverse=True)
+    kept_models = {chain["model_mount"] for chain in chains.values() if chain["served"]}
+    stale_model_mounts = [{"target": target, "backend": target[len(disks_dir) + 1:-len(MODEL_SUFFIX)]}
+                          for target in sorted(model_mounts) if target not in kept_models]
     stale_uppers = [loop["name"] for loop in uppers if loop["name"] not in kept_loops]
     stale_lowers = [loop["name"] for loop in lowers if loop["name"] not in kept_loops]
 
@@ -147,8 +206,10 @@ def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_bac
 
     return {
         "disks_dir": disks_dir,
+        "model_fstype": MODEL_FSTYPE,
         "chains": chains,
         "stale_mounts": stale_mounts,
+        "stale_model_mounts": stale_model_mounts,
         "stale_uppers": stale_uppers,
         "stale_lowers": stale_lowers,
         "stale_rules": stale_rules,
@@ -162,4 +223,5 @@ class FilterModule:
             "spillway_mounts": spillway_mounts,
             "spillway_throttle_rules": spillway_throttle_rules,
             "spillway_storage_plan": spillway_storage_plan,
+            "spillway_model_commands": spillway_model_commands,
         }
