@@ -98,6 +98,19 @@ def _profile_caps() -> dict:
         return {}
 
 
+def _drive_datasheet_rate(options: dict, direction: str, random: bool, request_bytes: float) -> float:
+    """Bytes/s of a modelled drive (a profile with `model`, e.g. hdd) from its datasheet figures alone, for a
+    profile that has no fio sweep: a random request pays the command overhead, the average seek and half a
+    revolution before its transfer; a sequential stream runs at the mean of the outer and inner media rates. The
+    write cache and queue reordering are left out (a conservative figure; docs/storage.md)."""
+    media_rate = (options["outer-rate"] + options["inner-rate"]) / 2
+    if not random:
+        return float(media_rate)
+    seconds = (options["overhead-ms"] + options[f"{direction}-seek-avg-ms"]) / 1e3 + 30.0 / options["rpm"] \
+        + request_bytes / media_rate
+    return float(request_bytes / seconds)
+
+
 @dataclass
 class Bandwidths:
     """Effective bandwidth of a backend profile at a request size: the fio sweep (log-log interpolation between
@@ -135,6 +148,9 @@ class Bandwidths:
         if not caps:
             raise KeyError(f"no fio sweep and no storage profile for backend profile {profile!r}")
         direction = "read" if "read" in pattern else "write"
+        if caps.get("model"):
+            return _drive_datasheet_rate(caps["model"]["options"], direction, "rand" in pattern, request_bytes), \
+                "storage profile's drive datasheet (inventories/storage-profiles.yml)"
         bps, iops = caps.get(f"{direction}_bps") or math.inf, caps.get(f"{direction}_iops") or math.inf
         return float(min(bps, iops * request_bytes)), "storage profile caps (inventories/storage-profiles.yml)"
 
@@ -304,15 +320,25 @@ def load_notes(profile: list[Configuration], measured: list[Configuration] = ())
 
 
 def bandwidths_for(run_dirs: list[Path]) -> Bandwidths:
-    """fio curves from the given runs, the first run that swept a profile first; the storage profiles' caps for the
-    others. Only the runs named: a prediction is a function of its inputs, never of what else lies in results/."""
+    """fio curves from the given runs, the first run that swept a profile first; for the others the storage
+    profiles as the first run that used each recorded it (else as inventories/storage-profiles.yml has it). Only the runs named: a prediction is a function of its inputs, never of what else lies in results/."""
     bandwidths = Bandwidths()
+    recorded = {}
     for run_dir in map(Path, run_dirs):
         try:
             tables = run_tables(run_dir, ("fio", "devices"))
         except (safeio.Refused, OSError, ValueError):    # a damaged run: not a source of curves
             continue
         bandwidths.add_fio(tables["fio"], devices.backend_profiles(tables["devices"]), f"fio sweep of run {run_dir.name}")
+        try:
+            profiles = (load_manifest(run_dir).get("emulation") or {}).get("profiles") or {}
+        except (safeio.Refused, OSError, ValueError):
+            profiles = {}
+        for name, profile in profiles.items():
+            recorded.setdefault(name, profile)
+    # A profile as the runs recorded it: their disks were what they measured (the hdd profile was a blkio cap
+    # before it became a drive model, issue 21); today's file only for profiles no run recorded.
+    bandwidths.caps = {**bandwidths.caps, **{name: p for name, p in recorded.items() if isinstance(p, dict)}}
     return bandwidths
 
 

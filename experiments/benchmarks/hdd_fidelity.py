@@ -27,8 +27,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "playbooks/roles/emulated_storage/files/spillway-hdd-model.c"
+PROFILES = REPO / "inventories/storage-profiles.yml"
 KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
 TOLERANCE = 0.20           # the issue's goal: every point within 20 % of its expectation
 CPU_GOAL = 0.05            # the model's CPU under 5 % of a core
@@ -54,6 +57,13 @@ class Drive:
     readahead: int = 4 * MIB               # bytes read ahead after a read: assumed
     segments: int = 16                     # read buffer segments: assumed
     min_prefetch: int = 512 * KIB          # bytes read on when a stream comes back: assumed
+
+    @classmethod
+    def from_profile(cls, profiles_file: Path = PROFILES) -> "Drive":
+        """The drive of the hdd profile (inventories/storage-profiles.yml, what the harness's disks run with): its
+        model's options, named as the server's command line names them."""
+        options = yaml.safe_load(profiles_file.read_text())["profiles"]["hdd"]["model"]["options"]
+        return cls(**{name.replace("-", "_"): value for name, value in options.items()})
 
     def server_options(self) -> list[str]:
         return ["--rpm", str(self.rpm), "--read-seek-avg-ms", str(self.read_seek_avg_ms),
@@ -374,7 +384,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("needs root: losetup and FUSE mounts")
-    drive = Drive()
+    drive = Drive.from_profile()
     image_bytes = args.image_gib * GIB
     chosen = [p for p in points(drive, image_bytes, args.runtime) if not args.only or args.only in p.name]
     work = Path(tempfile.mkdtemp(prefix="spillway-hdd-fidelity-", dir="/var/tmp"))

@@ -102,3 +102,9 @@ def test_the_server_gets_every_drive_figure():
                  "--write-seek-track-ms", "--outer-rate", "--inner-rate", "--interface-rate", "--overhead-ms",
                  "--hit-overhead-ms", "--write-cache", "--readahead", "--segments", "--min-prefetch"):
         assert flag in options
+
+
+def test_the_benchmarked_drive_is_the_hdd_profiles():
+    """The benchmark runs the server with the hdd profile's options (the harness's disks run with them), and its
+    datasheet figures written out here agree with them: a profile edited alone would fail here."""
+    assert Drive.from_profile() == Drive()

@@ -128,3 +128,17 @@ def test_bottleneck_per_stage(bandwidths):
     assert (table["ideal_network_s"] == 0).all()   # one node: nothing crosses the network
     # removing the bottleneck helps, removing another resource does not
     assert table.loc[0, "disk_infinite_s"] < table.loc[0, "measured_s"] == table.loc[0, "network_infinite_s"]
+
+
+def test_a_modelled_profile_without_a_sweep_gets_its_datasheet_figures():
+    """hdd (a drive model, no caps) with no fio sweep: 4 KiB random reads pay overhead + average seek + half a
+    revolution (0.1 + 7.4 + 4.17 ms and the transfer: about 86 requests/s); sequential reads the mean media
+    rate, (255 + 127.5) / 2 MB/s. Figures worked out by hand from the HC310 datasheet values in the profile."""
+    bandwidths = iomodel.Bandwidths()
+    random, source = bandwidths.at("hdd", "randread", 4096)
+    transfer_s = 4096 / 191.25e6
+    assert random == pytest.approx(4096 / (0.0001 + 0.0074 + 60 / 7200 / 2 + transfer_s), rel=1e-9)
+    assert 80 < random / 4096 < 90
+    assert source == "storage profile's drive datasheet (inventories/storage-profiles.yml)"
+    assert bandwidths.at("hdd", "read", 65536)[0] == pytest.approx(191.25e6)
+    assert bandwidths.at("hdd", "randwrite", 4096)[0] < random  # the write seek (8.2 ms) is longer
