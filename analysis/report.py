@@ -68,7 +68,23 @@ def _emulation(manifest: dict) -> dict:
     return {"present": "emulation" in manifest, "profiles": profiles, "limitations": limitations}
 
 
+def _describe_drive_model(model: dict) -> str:
+    """A profile's disk model (the hdd profile's, inventories/storage-profiles.yml) in words: what drive, its
+    parameters as the server takes them (units in their names), where they come from and which are assumed."""
+    parts = [f"{model.get('name', 'disk model')} of a {model.get('drive', 'drive')}"]
+    for label, key in (("parameters", "options"), ("host path", "host_path")):
+        if model.get(key):
+            parts.append(f"{label}: " + ", ".join(f"{name} {value}" for name, value in model[key].items()))
+    if model.get("sources"):
+        parts.append("sources: " + "; ".join(model["sources"]))
+    if model.get("assumed"):
+        parts.append("assumed, not on the datasheet: " + ", ".join(model["assumed"]))
+    return "; ".join(parts)
+
+
 def _describe_profile_value(key: str, value) -> str:
+    if key == "model" and isinstance(value, dict):
+        return _describe_drive_model(value)
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if "iops" in key:
             return "uncapped" if value == 0 else f"{value:,} requests/s"

@@ -1,13 +1,19 @@
 """report: the HTML page of a run assembled from recorded fixtures, with real values in it."""
 import base64
+import json
 import re
 import shutil
 from html import unescape
+from pathlib import Path
+
+import yaml
 
 from analysis.parsers.jhist import parse_jhist
 from analysis.report import write_report
 from analysis.tables import write_tables
 from conftest import TOOLS, add_pfs_recordings
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_report_of_a_run(run_dir):
@@ -86,3 +92,18 @@ def test_report_of_a_partial_run(tmp_path):
     html = write_report(run).read_text()
     assert "manifest.json is missing" in html and "No steps recorded" in html
     assert "whether the\n  storage was real or emulated is unknown" in html
+
+
+def test_the_emulation_notice_names_the_hdd_drive_model_and_its_parameters(run_dir):
+    """A run on the hdd disk model (issue 21) records the profile with its model: the report names the drive, the
+    parameters with their units and the datasheet they come from, not a JSON blob."""
+    profile = yaml.safe_load((REPO / "inventories/storage-profiles.yml").read_text())["profiles"]["hdd"]
+    manifest_file = run_dir / "manifest.json"
+    manifest = json.loads(manifest_file.read_text())
+    manifest["emulation"]["profiles"]["hdd"] = profile
+    manifest_file.write_text(json.dumps(manifest))
+    html = unescape(write_report(run_dir).read_text())
+    assert "spillway-hdd-model of a Western Digital Ultrastar DC HC310" in html
+    assert "read-seek-avg-ms 7.4" in html and "outer-rate 255000000" in html and "rpm 7200" in html
+    assert "Ultrastar DC HC310, 3.5 inch Serial ATA Hard Disk Drive, revision 1.4" in html
+    assert "assumed, not on the datasheet: inner-rate" in html and '{"name"' not in html
