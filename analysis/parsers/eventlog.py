@@ -124,7 +124,9 @@ _KNOWN = _DECODED | {_TASK_END} | {f"SparkListener{name}" for name in (
     "SparkListenerDriverAccumUpdates", "SparkListenerSQLAdaptiveExecutionUpdate",
     "SparkListenerSQLAdaptiveSQLMetricUpdates", "SparkListenerSQLExecutionStart")} | {
     f"org.apache.spark.sql.streaming.StreamingQueryListener${name}"
-    for name in ("QueryStartedEvent", "QueryProgressEvent", "QueryTerminatedEvent", "QueryIdleEvent")}
+    for name in ("QueryStartedEvent", "QueryProgressEvent", "QueryTerminatedEvent", "QueryIdleEvent")} | {
+    # JsonProtocol writes this one under its class name (a YARN client-mode AM, Spark 3.4 and later)
+    "org.apache.spark.scheduler.SparkListenerMiscellaneousProcessAdded"}
 _ROLLING_PART = re.compile(r"^events_(\d+)_")
 _LEGACY_LOG = "EVENT_LOG_1"
 

@@ -229,3 +229,31 @@ def test_line_by_line_reading_gives_the_same_tables(monkeypatch):
     by_line = parse_event_logs(GROUPS)
     for table in ("applications", "jobs", "stages", "tasks", "executors", "sql_executions"):
         pd.testing.assert_frame_equal(getattr(whole, table), getattr(by_line, table))
+
+
+SPARK4 = EVENTS / "spark4" / "eventlog_v2_application_1795772001100_0011"
+
+
+def test_a_spark_4_log_rolled_and_zstd_compressed_by_default():
+    """Spark 4.2.0 on the local YARN cluster with no event log settings beyond spark-defaults.conf's: Spark 4 rolls and
+    compresses (zstd) by default. Its task ends carry fields 3.5 did not write (peak execution memory, concurrent GC),
+    and a YARN client-mode run writes SparkListenerMiscellaneousProcessAdded under its class name: no unknown event."""
+    assert [[p.name for p in files] for files in event_log_files(SPARK4)] == [
+        ["events_1_application_1795772001100_0011.zstd"]]
+    log = parse_event_logs(SPARK4)
+    (app,) = log.applications.to_dict("records")
+    assert (app["app_id"], app["app_name"], app["spark_version"], app["codec"]) == (
+        "application_1795772001100_0011", "two-stages", "4.2.0", "zstd")
+    assert app["status"] == "finished" and app["events"] == 25
+    assert app["unknown_events"] == app["skipped_lines"] == 0 and not app["truncated"]
+    stages = log.stages
+    assert list(stages["stage_id"]) == [0, 1] and set(stages["status"]) == {"succeeded"}
+    # reduceByKey over 2 partitions: what stage 0 wrote, stage 1 read, on two executors of one node
+    assert stages["shuffle_write_bytes"].tolist() == [634, 0] and stages["shuffle_read_bytes"].tolist() == [0, 634]
+    assert len(log.tasks) == 4 and set(log.tasks["executor_id"]) == {"1", "2"}
+    assert sorted(log.executors["executor_id"]) == ["1", "2", "driver"]
+
+
+def test_the_3_5_yarn_log_has_no_unknown_event_either():
+    app = parse_event_logs(recorded("application_1795280718534_0006")).applications.iloc[0]
+    assert app["spark_version"] == "3.5.6" and app["unknown_events"] == 0
