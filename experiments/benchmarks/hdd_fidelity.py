@@ -1,7 +1,7 @@
 """How closely the mechanical HDD model (playbooks/roles/emulated_storage/files/spillway-hdd-model.c, issue 21)
 behaves like the 7200 rpm drive whose datasheet it takes its parameters from: fio on a loop device over the
 model's FUSE-served image, each point against an expectation computed here from the datasheet's formulas
-(docs/storage.md, "A mechanical HDD model (in progress)"), never from the model's code.
+(docs/storage.md, "The mechanical HDD model"), never from the model's code.
 
     python -m experiments.benchmarks.hdd_fidelity [--runtime 5] [--floor-runtime 3] [--image-gib 8] [--keep-going]
 

@@ -55,7 +55,7 @@
  * transfer rate (outer diameter) 255 MB/s and the 256 MB buffer are that family's datasheet figures (6 TB);
  * the inner-diameter rate (half the outer one), the command overheads (0.1 ms media access, 0.03 ms cache hit:
  * the order of HGST's "<30 us cache hit" specifications) and the read-ahead size are assumptions: this
- * datasheet does not give them. docs/storage.md, "A mechanical HDD model (in progress)".
+ * datasheet does not give them. docs/storage.md, "The mechanical HDD model".
  *
  * Build:  gcc -O2 -Wall -o spillway-hdd-model spillway-hdd-model.c $(pkg-config --cflags --libs fuse3) -lm -lpthread
  * Run:    spillway-hdd-model --image /path/disk.img --mountpoint /path/mnt [options]  (serves mnt/disk)
