@@ -24,6 +24,15 @@ def two_lines(monkeypatch):
     return both
 
 
+@pytest.fixture
+def one_line(monkeypatch):
+    """`local` as an inventory without spillway_versions: role common's default, Spark 3.5.6 alone."""
+    local = inventory.load("local")
+    alone = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_versions"})
+    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: alone)
+    return alone
+
+
 def bench(**kwargs):
     args = {"cluster": "local", "workload_names": ["terasort"], "scale": "tiny", "repeat": 1,
             "params": "engine=spark", **kwargs}
@@ -40,12 +49,12 @@ def test_the_releases_spillway_installs_are_the_roles_and_every_spark_release_sa
     assert defaults["spillway_versions"] == {"spark": ["3.5.6"], "hadoop": "3.4.2"}
 
 
-def test_a_cluster_installs_the_defaults_unless_its_inventory_says_otherwise():
-    local = inventory.load("local")
-    assert versions.installed(local) == {"spark": ["3.5.6"], "hadoop": "3.4.2"}
-    both = {"spark": ["3.5.6", "4.2.0"], "hadoop": "3.4.2"}
-    assert versions.installed(dataclasses.replace(local, variables={**local.variables,
-                                                                    "spillway_versions": both})) == both
+def test_the_default_cluster_installs_spark_4_beside_its_default_line():
+    assert versions.installed(inventory.load("local")) == {"spark": ["3.5.6", "4.2.0"], "hadoop": "3.4.2"}
+
+
+def test_an_inventory_without_spillway_versions_installs_the_defaults(one_line):
+    assert versions.installed(one_line) == {"spark": ["3.5.6"], "hadoop": "3.4.2"}
 
 
 def test_versions_sweeps_spark_like_cores_each_run_named_by_its_release(two_lines):
@@ -87,7 +96,7 @@ def test_a_runs_manifest_record_names_its_own_spark_release(two_lines):
     ("3.5.6,4.2.0", r"is not 'spark=<version>,<version>'"),
     ("spark=3.5.6,3.5.6", r"names a release more than once"),
 ])
-def test_bad_versions_are_refused_naming_the_fix(text, message):
+def test_bad_versions_are_refused_naming_the_fix(text, message, one_line):
     with pytest.raises(WorkloadError, match=message):
         bench(versions=text)
 
@@ -121,7 +130,7 @@ def test_the_dry_run_shows_the_installed_releases_and_each_runs_own(two_lines, c
     assert "storage probe" not in out
 
 
-def test_a_refused_sweep_exits_2_with_the_message(capsys):
+def test_a_refused_sweep_exits_2_with_the_message(capsys, one_line):
     assert main(["bench", "--dry-run", "--versions", "spark=4.2.0"]) == 2
     assert "error: VERSIONS: Spark 4.2.0 is not installed on cluster 'local'" in capsys.readouterr().err
 
