@@ -428,6 +428,20 @@ static void complete_at(struct job *job, nanos at)
     done_list = job;
 }
 
+/* The host link is one: transfers of buffer and cache hits follow each other on it, so queued hits cannot add up to
+   more than --interface-rate (they did, 848 MB/s of 1 MiB cached writes at QD 16 on a 600 MB/s link). The command
+   overhead of each hit overlaps other commands' transfers (queued commands are decoded while the link is busy). */
+static nanos link_free_at;
+
+static nanos host_transfer_end(nanos t, uint64_t size)
+{
+    nanos start = t + seconds_to_ns(P.hit_overhead_ms / 1e3);
+    if (start < link_free_at)
+        start = link_free_at;
+    link_free_at = start + seconds_to_ns(size / P.interface_rate);
+    return link_free_at;
+}
+
 /* Absorb waiting writes while the cache has room (in arrival order). */
 static void admit_space_waiters(nanos t)
 {
@@ -439,7 +453,7 @@ static void admit_space_waiters(nanos t)
         if (!space_waiters_head)
             space_waiters_tail = NULL;
         S.cache_absorbed++;
-        complete_at(job, t + seconds_to_ns(P.hit_overhead_ms / 1e3 + job->size / P.interface_rate));
+        complete_at(job, host_transfer_end(t, job->size));
     }
 }
 
@@ -453,7 +467,6 @@ static void arrive(struct job *job)
     nanos t = now_ns();
     job->arrival = t;
     last_command_activity = t;
-    double host_transfer = P.hit_overhead_ms / 1e3 + job->size / P.interface_rate;
     int active_hit = 0;
     if (job->kind == JOB_FSYNC) {
         if (dirty_bytes == 0 && !space_waiters_head)
@@ -471,7 +484,7 @@ static void arrive(struct job *job)
         if (active_hit && stream_active && buffer_high(t) < stream_limit &&
             job->offset + job->size + P.readahead > stream_limit)
             stream_limit = job->offset + job->size + P.readahead;
-        complete_at(job, t + seconds_to_ns(host_transfer));
+        complete_at(job, host_transfer_end(t, job->size));
     } else if (job->kind == JOB_WRITE && P.write_cache) {
         uint64_t high = buffer_high(t);         /* a write over buffered data makes that buffer stale */
         if (job->offset < high && job->offset + job->size > buffer_low) {
@@ -482,7 +495,7 @@ static void arrive(struct job *job)
         if (!space_waiters_head && dirty_bytes + job->size <= P.write_cache &&
             dirty_insert(job->offset, job->size) == 0) {
             S.cache_absorbed++;
-            complete_at(job, t + seconds_to_ns(host_transfer));
+            complete_at(job, host_transfer_end(t, job->size));
         } else {
             S.cache_full_waits++;
             append(&space_waiters_head, &space_waiters_tail, job);
