@@ -87,8 +87,9 @@ def steps_with_commands(workload, params):
 
 def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line,
                   spark_versions=(None,)):
-    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, Spark release
-    (VERSIONS), repetition (the warm-up first). Each id names the point and what varies across the bench
+    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, repetition (the
+    warm-up first) and, within each repetition, the Spark releases of VERSIONS in turn (so that a drift of the host
+    over the bench does not fall on one release). Each id names the point and what varies across the bench
     (docs/run-directory.md)."""
     runs = []
     for place in placement_list:
@@ -96,16 +97,15 @@ def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inv
             overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
             for sweep_id, params in workload.instances(scale, overrides):
                 for cores_value in cores:
-                    for spark_version in spark_versions:
-                        base = sweep_id
-                        if len(placement_list) > 1:
-                            base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
-                        if cores_value is not None:
-                            base += f"-p{cores_value}"
-                        if spark_version is not None:
-                            base += f"-spark{spark_version}"
-                        for rep in range(0 if warmup else 1, repeat + 1):
-                            wid = f"{base}-warmup" if rep == 0 else (base if repeat == 1 else f"{base}-r{rep}")
+                    base = sweep_id
+                    if len(placement_list) > 1:
+                        base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
+                    if cores_value is not None:
+                        base += f"-p{cores_value}"
+                    for rep in range(0 if warmup else 1, repeat + 1):
+                        for spark_version in spark_versions:
+                            point = base if spark_version is None else f"{base}-spark{spark_version}"
+                            wid = f"{point}-warmup" if rep == 0 else (point if repeat == 1 else f"{point}-r{rep}")
                             runs.append(Instance(workload, wid, params, place, cores_value, rep,
                                                  spark_version=spark_version))
     return runs
