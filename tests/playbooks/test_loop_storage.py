@@ -38,6 +38,10 @@ BUILT_MOUNTS = findmnt((f"{DISKS}/hdd.model", "spillway-hdd-model", "fuse.spillw
                        (f"{ROOT}/mnt/hdd", "/dev/loop5", "ext4"), (f"{ROOT}/mnt/ssd", "/dev/loop7", "ext4"))
 
 
+def status(*lines):
+    return loop_storage.spillway_model_status(list(lines))
+
+
 def plan(loops, mounts, keep, models):
     return loop_storage.spillway_storage_plan(
         loop_storage.spillway_loop_devices(loops), loop_storage.spillway_mounts(mounts),
@@ -45,7 +49,7 @@ def plan(loops, mounts, keep, models):
 
 
 def test_a_current_model_keeps_its_mount_and_the_loops_over_its_served_file():
-    result = plan(BUILT_LOOPS, BUILT_MOUNTS, ["hdd", "ssd"], {"hdd": "current"})
+    result = plan(BUILT_LOOPS, BUILT_MOUNTS, ["hdd", "ssd"], status("hdd current /r/bin/spillway-hdd-model-abc"))
     hdd, ssd = result["chains"]["hdd"], result["chains"]["ssd"]
     assert hdd == {"image": f"{DISKS}/hdd.img", "backing": f"{DISKS}/hdd.model/disk",
                    "model_mount": f"{DISKS}/hdd.model", "served": True, "mount": f"{ROOT}/mnt/hdd",
@@ -59,7 +63,7 @@ def test_a_current_model_keeps_its_mount_and_the_loops_over_its_served_file():
 def test_a_stale_model_goes_with_its_loops_and_filesystem_mount_its_fuse_mount_listed_apart():
     """Its server died or its command line changed: the mount over it, both loops and the FUSE mount go; the
     FUSE mount is not among the mounts unmounted before the loops (it would be busy)."""
-    result = plan(BUILT_LOOPS, BUILT_MOUNTS, ["hdd", "ssd"], {"hdd": "stale"})
+    result = plan(BUILT_LOOPS, BUILT_MOUNTS, ["hdd", "ssd"], status("hdd stale -"))
     assert result["chains"]["hdd"]["served"] is False and result["chains"]["hdd"]["lower"] is None
     assert result["stale_mounts"] == [f"{ROOT}/mnt/hdd"]
     assert result["stale_uppers"] == ["loop5"] and result["stale_lowers"] == ["loop4"]
@@ -78,7 +82,7 @@ def test_teardown_plans_every_model_mount_and_loop_away():
 def test_a_backend_that_became_a_model_drops_its_loop_over_the_plain_image():
     loops = losetup(("loop4", f"{DISKS}/hdd.img"), ("loop5", "/dev/loop4"))
     mounts = findmnt((f"{ROOT}/mnt/hdd", "/dev/loop5", "ext4"))
-    result = plan(loops, mounts, ["hdd"], {"hdd": "stale"})
+    result = plan(loops, mounts, ["hdd"], status("hdd stale -"))
     assert result["chains"]["hdd"]["lower"] is None and result["chains"]["hdd"]["image"] == f"{DISKS}/hdd.img"
     assert result["stale_lowers"] == ["loop4"] and result["stale_mounts"] == [f"{ROOT}/mnt/hdd"]
     assert result["stale_model_mounts"] == []
@@ -105,3 +109,12 @@ def test_the_servers_command_line_carries_the_profiles_options_then_its_host_pat
     assert pairs["--rpm"] == "7200" and pairs["--read-seek-avg-ms"] == "7.4" and pairs["--outer-rate"] == "255000000"
     assert pairs["--reply-early-us"] == str(HDD_MODEL["host_path"]["reply-early-us"])
     assert len(pairs) == len(HDD_MODEL["options"]) + len(HDD_MODEL["host_path"])
+
+
+def test_the_look_at_the_servers_reads_each_verdict_and_the_build_that_runs():
+    assert status("hdd current /r/bin/spillway-hdd-model-abc", "cold stale -", "noise", "x maybe /b") == {
+        "hdd": {"verdict": "current", "binary": "/r/bin/spillway-hdd-model-abc"},
+        "cold": {"verdict": "stale", "binary": None}}
+    # a server whose look failed or said nothing is not current: its disk is rebuilt
+    result = plan(BUILT_LOOPS, BUILT_MOUNTS, ["hdd", "ssd"], status())
+    assert result["chains"]["hdd"]["served"] is False

@@ -117,14 +117,25 @@ def spillway_model_commands(disks, binary, spillway_root):
     return commands
 
 
+def spillway_model_status(lines):
+    """The role's look at each model server ("<backend> current|stale <running binary or ->" per line) ->
+    {backend: {"verdict": "current" or "stale", "binary": path or None}}."""
+    status = {}
+    for line in lines or []:
+        fields = line.split()
+        if len(fields) == 3 and fields[1] in ("current", "stale"):
+            status[fields[0]] = {"verdict": fields[1], "binary": None if fields[2] == "-" else fields[2]}
+    return status
+
+
 def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_backends, models=None):
     """Decide, for the backends to keep, their loop chain, and list every harness leftover that is stale.
 
     loops: spillway_loop_devices output; mounts: spillway_mounts output;
     throttle_rules: {knob: {majmin: value}} for the four blkio knobs;
     keep_backends: names of the emulated backends that should exist (empty list = tear everything down).
-    models: {backend: "current" or "stale"} for the kept backends whose disk is a model (the hdd profile):
-            "current" when its server runs with the wanted command line; a model that is not current is stale with all above it
+    models: {backend: {"verdict": "current" or "stale", ...}} (spillway_model_status) for the kept backends whose
+            disk is a model (the hdd profile): "current" when its server runs with the wanted options; a model that is not current is stale with all above it
             (its loops and filesystem mount), so that it is rebuilt.
 
     Returns {
@@ -160,7 +171,7 @@ def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_bac
     for backend in keep_backends:
         image = "%s/%s.img" % (disks_dir, backend)
         model_mount, backing = _model_paths(disks_dir, backend) if backend in models else (None, image)
-        served = model_mount in model_mounts and models.get(backend) == "current"
+        served = model_mount in model_mounts and (models.get(backend) or {}).get("verdict") == "current"
         lower = next((loop for loop in lowers if loop["backing"] == backing and not loop["deleted"]), None)
         if model_mount is not None and not served:
             lower = None  # a loop over a model that is gone or outdated is stale, with everything above it
@@ -188,7 +199,7 @@ def spillway_storage_plan(loops, mounts, throttle_rules, spillway_root, keep_bac
         {mount["target"] for mount in mounts
          if _under(mount["target"], root) and mount["target"] not in model_mounts
          and kept_mounts.get(mount["target"]) != mount["source"]},
-        key=lambda target: target.count("/"), reverse=True)
+        key=lambda target: (-target.count("/"), target))  # deepest first; a fixed order among equals
     kept_models = {chain["model_mount"] for chain in chains.values() if chain["served"]}
     stale_model_mounts = [{"target": target, "backend": target[len(disks_dir) + 1:-len(MODEL_SUFFIX)]}
                           for target in sorted(model_mounts) if target not in kept_models]
@@ -224,4 +235,5 @@ class FilterModule:
             "spillway_throttle_rules": spillway_throttle_rules,
             "spillway_storage_plan": spillway_storage_plan,
             "spillway_model_commands": spillway_model_commands,
+            "spillway_model_status": spillway_model_status,
         }
