@@ -5,6 +5,7 @@ inventory without reading code.
 """
 import copy
 import difflib
+import functools
 import hashlib
 import os
 import re
@@ -169,8 +170,10 @@ def role_default(role, name):
     raise KeyError(f"role {role} has no default {name}")
 
 
+@functools.cache
 def known_variables():
-    """Every spillway_* variable an inventory may set: the schema's and the roles' (defaults and argument specs)."""
+    """Every spillway_* variable an inventory may set: the schema's and the roles' (defaults and argument specs).
+    Read once per process (the roles are this checkout's): 36 YAML files were most of an inventory's validation."""
     names = set(_schema()["properties"])
     roles = REPO / "playbooks" / "roles"
     for spec_file in roles.glob("*/meta/argument_specs.yml"):
@@ -178,7 +181,7 @@ def known_variables():
             names |= set((spec or {}).get("options") or {})
     for defaults in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
         names |= set(yaml.safe_load(defaults.read_text()) or {})
-    return sorted(n for n in names if n.startswith("spillway_"))
+    return tuple(sorted(n for n in names if n.startswith("spillway_")))
 
 
 def _field(error):
