@@ -3,6 +3,7 @@ their HTML tables (rows.py), and the templates both render through (render_page)
 analysis.formatting; the pages (analysis.report, analysis.compare) only assemble a context and render it."""
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
@@ -10,7 +11,13 @@ from jinja2 import Environment, FileSystemLoader, select_autoescape
 TEMPLATE_DIR = Path(__file__).resolve().parents[1] / "templates"
 
 
+@functools.cache
+def _environment() -> Environment:
+    """One environment per process: it keeps the compiled templates (compiling them took 0.16 s of every page, a
+    sixth of a small run's report), and recompiles a template whose file changed."""
+    return Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
+
+
 def render_page(template: str, context: dict) -> str:
     """One page of templates/ rendered with `context`, every value HTML-escaped."""
-    env = Environment(loader=FileSystemLoader(TEMPLATE_DIR), autoescape=select_autoescape(["html", "j2"]))
-    return env.get_template(template).render(**context)
+    return _environment().get_template(template).render(**context)
