@@ -19,7 +19,7 @@ import pandas as pd
 import yaml
 
 from . import access_patterns, devices, metrics, statistics
-from .parsers.manifest import worker_nodes
+from .parsers.manifest import spark_release, worker_nodes
 from .stages import with_application_order
 
 HOST_FACTS = ("kernel", "cpu_model", "vcpus", "memory_bytes", "os", "node_budget")
@@ -110,10 +110,18 @@ def key_by_effective_parameters(runs: list[Run]) -> None:
         by_workload.setdefault(str(record.get("workload")), []).append(values)
     differing = {name: sorted(key for key in set().union(*seen) if len({v.get(key) for v in seen}) > 1)
                  for name, seen in by_workload.items()}
+    # a run that ran a workload on several Spark releases (a VERSIONS sweep, docs/versions.md) keeps them apart, as
+    # its own `sweep` does; two runs of one release each stay side by side, the release listed under what differed
+    releases: dict[tuple[str, str], set] = {}
+    for run, record, _ in effective:
+        releases.setdefault((run.run_id, str(record.get("workload"))), set()).add(spark_release(record))
+    swept_spark = {name for (_, name), seen in releases.items() if len(seen) > 1}
     keys: dict[str, dict[str, str]] = {run.run_id: {} for run in runs}
     for run, record, values in effective:
+        name = str(record.get("workload"))
         keys[run.run_id][record.get("id")] = " ".join(
-            f"{key}={values[key]}" for key in differing[str(record.get("workload"))] if key in values)
+            [*(f"{key}={values[key]}" for key in differing[name] if key in values),
+             *([f"spark={spark_release(record)}"] if name in swept_spark else [])])
     for run in runs:
         table = run.tables["workloads"]
         if not table.empty:

@@ -208,18 +208,19 @@ def _swept_spark(manifest: dict) -> set:
     """The workloads whose runs ran on more than one Spark release (a VERSIONS sweep, docs/versions.md)."""
     releases: dict[str, set] = {}
     for workload in manifest.get("workloads", []) or []:
-        releases.setdefault(workload.get("workload"), set()).add(_spark_release(workload))
+        releases.setdefault(workload.get("workload"), set()).add(spark_release(workload))
     return {name for name, seen in releases.items() if len(seen) > 1}
 
 
-def _spark_release(workload: dict):
-    return (workload.get("versions") or {}).get("spark")
+def spark_release(workload: dict):
+    """The Spark release a workload run's manifest record says it ran on (None before runs recorded it)."""
+    return ((workload or {}).get("versions") or {}).get("spark")
 
 
 def _spark_point(workload: dict, swept_spark: set) -> list[str]:
     """`spark=<release>` as part of a run's sweep point when its workload ran on several releases: each release's
     repetitions are then their own point, as a swept parameter's values are."""
-    return [f"spark={_spark_release(workload)}"] if workload.get("workload") in swept_spark else []
+    return [f"spark={spark_release(workload)}"] if workload.get("workload") in swept_spark else []
 
 
 # ---------------------------------------------------------------- reading manifest.json

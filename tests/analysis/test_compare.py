@@ -152,3 +152,25 @@ def test_the_spark_release_each_run_ran_on_is_listed_under_what_differed():
     facts = manifest_facts(manifest("3.5.6")), manifest_facts(manifest("4.2.0"))
     assert [f["workload runs versions.spark"] for f in facts] == ["3.5.6", "4.2.0"]
     assert [f["workload runs versions.hadoop"] for f in facts] == ["3.4.2", "3.4.2"]
+
+
+def test_a_versions_run_keeps_its_releases_apart_and_two_one_release_runs_side_by_side():
+    """docs/versions.md, "On the pages": the rows of the compare page (the `sweep` key of every workload run)."""
+    from pathlib import Path
+
+    from analysis.comparison import Run, key_by_effective_parameters
+    from analysis.parsers.manifest import workloads_table
+
+    def run(run_id, *releases):
+        manifest = {"workloads": [{"id": f"terasort-{n}", "workload": "terasort", "scale": "tiny", "status": "ok",
+                                   "parameters": {"engine": "spark"}, "versions": {"spark": release}}
+                                  for n, release in enumerate(releases)]}
+        return Run(Path(run_id), run_id, manifest, {"workloads": workloads_table(manifest)})
+
+    def sweeps(*runs):
+        key_by_effective_parameters(list(runs))
+        return [list(r.tables["workloads"]["sweep"]) for r in runs]
+
+    assert sweeps(run("sweep", "3.5.6", "4.2.0", "3.5.6"), run("old", "3.5.6")) == [
+        ["spark=3.5.6", "spark=4.2.0", "spark=3.5.6"], ["spark=3.5.6"]]
+    assert sweeps(run("on-3.5", "3.5.6", "3.5.6"), run("on-4.2", "4.2.0")) == [["", ""], [""]]
