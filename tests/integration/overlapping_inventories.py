@@ -47,8 +47,11 @@ def alive(pid):
 
 def try_overlapping_inventories(tmp_path):
     """`make bench` and `make teardown` of each overlapping inventory, tried while local benches. Returns what was
-    seen for the test to judge: the local daemons' pids before and after, and each command's outcome."""
+    seen for the test to judge: the local daemons' pids before and after, those of them not running when looked at
+    (the bench goes on after this and restarts daemons at its placement switches: liveness is judged here), and
+    each command's outcome."""
     before = daemon_pids()
+    dead_before = sorted(name for name, pid in before.items() if not alive(pid))
     repo = scratch_repo(tmp_path)
     for cluster, group_vars, _ in OVERLAPPING:
         copy_cluster(repo / "inventories", "hdd", cluster, **group_vars)
@@ -62,4 +65,6 @@ def try_overlapping_inventories(tmp_path):
     finally:
         for cluster, _, _ in OVERLAPPING:
             Path(f"/run/lock/spillway-{cluster}.lock").unlink(missing_ok=True)
-    return {"before": before, "after": daemon_pids(), "outcomes": outcomes}
+    after = daemon_pids()
+    return {"before": before, "dead_before": dead_before, "after": after,
+            "dead_after": sorted(name for name, pid in after.items() if not alive(pid)), "outcomes": outcomes}

@@ -10,16 +10,18 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 
 from spillway import REPO, inventory, provisioning
 from spillway.ansible import run_playbook
 
-from overlapping_inventories import alive, try_overlapping_inventories
+from overlapping_inventories import try_overlapping_inventories
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 from headless_chromium import BrowserError, HeadlessChromium
 
 pytestmark = pytest.mark.integration
 HDD_MODEL = inventory.storage_profiles()["profiles"]["hdd"]["model"]
+DISK_MODEL = yaml.safe_load((REPO / "playbooks/roles/emulated_storage/defaults/main.yml").read_text())
 EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
@@ -83,14 +85,14 @@ def test_while_the_bench_runs_inventories_sharing_its_resources_are_refused_and_
     _, overlap = bench_and_overlap
     assert overlap is not None, f"the bench never printed {OVERLAP_WINDOW!r}: nothing was tried while it ran"
     before, after = overlap["before"], overlap["after"]
-    assert before and all(alive(pid) for pid in before.values()), before
+    assert before and overlap["dead_before"] == [], before
     assert [(o["cluster"], o["target"]) for o in overlap["outcomes"]] == [
         (cluster, target) for cluster in ("t17-live-host", "t17-live-root") for target in ("bench", "teardown")]
     for outcome in overlap["outcomes"]:
         assert outcome["returncode"] != 0, outcome
         assert outcome["says"] in outcome["stderr"], outcome
         assert "PLAY [" not in outcome["stdout"] and "Traceback" not in outcome["stderr"], outcome
-    assert after == before, (before, after)
+    assert after == before and overlap["dead_after"] == [], (before, after, overlap["dead_after"])
     assert overlap["bench_running_after"], "the bench ended while the other inventories were refused"
 
 
@@ -328,9 +330,11 @@ def test_every_hadoop_daemon_runs_as_its_service_user_and_the_manifest_says_so(b
     manifest = json.loads((run_dir / "manifest.json").read_text())
     recorded = manifest["hosts"]["localhost"]["daemon_users"]
     assert {name: user for name, user in recorded.items() if name in DAEMON_USERS} == DAEMON_USERS
-    # and the monitoring processes, the other supervised daemons: the collect user's
+    # and the other supervised daemons: the monitoring processes, the collect user's; the hdd backend's disk model
+    # server (role emulated_storage), its own user's
     assert {name: user for name, user in recorded.items() if name not in DAEMON_USERS} == {
-        name: SERVICE_USERS["collect"] for name in ("node-exporter", "prometheus", "pushgateway")}
+        **{name: SERVICE_USERS["collect"] for name in ("node-exporter", "prometheus", "pushgateway")},
+        DISK_MODEL["emulated_storage_model_daemon_prefix"] + "hdd": DISK_MODEL["emulated_storage_model_user"]}
 
 
 def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workload_user(bench):
