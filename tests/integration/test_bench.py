@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 
 from spillway import REPO, inventory, provisioning
 from spillway.ansible import run_playbook
@@ -21,7 +20,6 @@ from headless_chromium import BrowserError, HeadlessChromium
 
 pytestmark = pytest.mark.integration
 HDD_MODEL = inventory.storage_profiles()["profiles"]["hdd"]["model"]
-DISK_MODEL = yaml.safe_load((REPO / "playbooks/roles/emulated_storage/defaults/main.yml").read_text())
 EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
@@ -334,7 +332,8 @@ def test_every_hadoop_daemon_runs_as_its_service_user_and_the_manifest_says_so(b
     # server (role emulated_storage), its own user's
     assert {name: user for name, user in recorded.items() if name not in DAEMON_USERS} == {
         **{name: SERVICE_USERS["collect"] for name in ("node-exporter", "prometheus", "pushgateway")},
-        DISK_MODEL["emulated_storage_model_daemon_prefix"] + "hdd": DISK_MODEL["emulated_storage_model_user"]}
+        inventory.role_default("emulated_storage", "emulated_storage_model_daemon_prefix") + "hdd":
+            inventory.role_default("emulated_storage", "emulated_storage_model_user")}
 
 
 def test_yarn_containers_run_as_the_nodemanager_user_and_the_client_as_the_workload_user(bench):
