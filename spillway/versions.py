@@ -1,6 +1,9 @@
 """Component versions as an experiment variable: the Spark and Hadoop releases Spillway can install (role common's
 defaults/main/versions.yml, the very file provisioning reads), the ones a cluster installs (its inventory's
 spillway_versions), a bench's VERSIONS sweep over them, and the Spark lines each workload supports."""
+import copy
+import functools
+
 import yaml
 
 from spillway import PLAYBOOKS
@@ -12,6 +15,12 @@ SWEEPABLE = ("spark",)
 
 
 def _defaults():
+    return copy.deepcopy(_read_defaults())
+
+
+@functools.cache
+def _read_defaults():
+    """The file once per process (it is this checkout's): a plan asks for it several times per inventory."""
     return yaml.safe_load(VERSIONS_FILE.read_text())
 
 
