@@ -28,6 +28,7 @@ class Instance:
     repetition: int  # 0 = the discarded warm-up
     storage_probe: bool = False  # added by with_storage_probe: the default bench's second placement or second run
     spark_version: str | None = None  # a VERSIONS sweep's release; None: the cluster's default line
+    runs_spark: bool = True  # False: a point that runs no Spark (workload.yml's runs_spark), one run per VERSIONS sweep
 
     @property
     def warmup(self):
@@ -89,8 +90,9 @@ def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inv
                   spark_versions=(None,)):
     """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, repetition (the
     warm-up first) and, within each repetition, the Spark releases of VERSIONS in turn (so that a drift of the host
-    over the bench does not fall on one release). Each id names the point and what varies across the bench
-    (docs/run-directory.md)."""
+    over the bench does not fall on one release). A point that runs no Spark (workload.yml's runs_spark: TeraSort on
+    MapReduce, DFSIO, fio) runs once per repetition whatever VERSIONS names: another Spark release would measure the
+    same thing again. Each id names the point and what varies across the bench (docs/run-directory.md)."""
     runs = []
     for place in placement_list:
         for workload in chosen:
@@ -102,12 +104,13 @@ def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inv
                         base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
                     if cores_value is not None:
                         base += f"-p{cores_value}"
+                    uses_spark = workload.runs_spark(params)
                     for rep in range(0 if warmup else 1, repeat + 1):
-                        for spark_version in spark_versions:
+                        for spark_version in spark_versions if uses_spark else (None,):
                             point = base if spark_version is None else f"{base}-spark{spark_version}"
                             wid = f"{point}-warmup" if rep == 0 else (point if repeat == 1 else f"{point}-r{rep}")
                             runs.append(Instance(workload, wid, params, place, cores_value, rep,
-                                                 spark_version=spark_version))
+                                                 spark_version=spark_version, runs_spark=uses_spark))
     return runs
 
 
@@ -137,12 +140,12 @@ def with_storage_probe(runs, inventory):
     if probe is None:
         return runs
     again = Instance(probe.workload, f"{probe.id}-r2", probe.params, probe.placement, probe.executor_cores, 2, True,
-                     probe.spark_version)
+                     probe.spark_version, probe.runs_spark)
     other = other_placement(inventory)
     if other is None:
         return runs + [again]
     elsewhere = Instance(probe.workload, f"{probe.id}-hdfs_{other['hdfs']}-local_{other['local']}", probe.params,
-                         other, probe.executor_cores, 1, True, probe.spark_version)
+                         other, probe.executor_cores, 1, True, probe.spark_version, probe.runs_spark)
     return runs + [elsewhere, again]
 
 

@@ -186,7 +186,8 @@ class Bench(Resuming):
             steps = ", ".join(steps_with_commands(instance.workload, instance.params))
             place = f"hdfs={instance.placement['hdfs']}, local={instance.placement['local']}"
             cores = f", {instance.executor_cores} executor core(s)" if instance.executor_cores else ""
-            spark = f", Spark {instance.spark_version}" if instance.spark_version else ""
+            spark = (f", Spark {instance.spark_version}" if instance.spark_version else
+                     "" if instance.runs_spark else ", no Spark")
             say(f"  - {instance.id}: {steps} ({place}{cores}{spark}{', warm-up' if instance.warmup else ''})")
             say(f"      parameters: {json.dumps(instance.params, sort_keys=True)}")
         return 0
@@ -397,7 +398,7 @@ class Bench(Resuming):
     def _versions_of(self, instance):
         """Every component's release a workload run ran on, for its manifest record: Spark, Scala and Hadoop as
         planned (spillway/versions.py), Java as the controller reported it (facts.yml)."""
-        versions = versions_mod.of_run(self.inventory, instance.spark_version)
+        versions = versions_mod.of_run(self.inventory, instance.spark_version, instance.runs_spark)
         controller = (self.inventory.groups.get("controller") or self.inventory.hosts)[0]
         versions["java"] = ((self.run.manifest["hosts"].get(controller) or {}).get("versions") or {}).get("java")
         return versions

@@ -87,6 +87,8 @@ def refuse_unsupported(runs, inventory):
     default = installed(inventory)["spark"][0]
     problems = {}
     for run in runs:
+        if not run.runs_spark:  # a point that runs no Spark runs on no line
+            continue
         lines = supported_lines(run.workload)
         version = run.spark_version or default
         if lines is not None and line(version) not in lines:
@@ -99,10 +101,13 @@ def refuse_unsupported(runs, inventory):
             for name, (versions, lines, why) in sorted(problems.items())))
 
 
-def of_run(inventory, spark_version):
+def of_run(inventory, spark_version, runs_spark=True):
     """What the manifest records of a workload run: every component's release (Spark the run's own or the default
-    line, its Scala build, Hadoop the cluster's)."""
+    line, its Scala build, Hadoop the cluster's). A run that runs no Spark (its workload's runs_spark) records Spark
+    and Scala as null: it ran on none, and a VERSIONS sweep ran it once, not once per release."""
     cluster = installed(inventory)
+    if not runs_spark:
+        return {"spark": None, "scala": None, "hadoop": cluster["hadoop"]}
     spark = spark_version or cluster["spark"][0]
     release = spark_releases().get(spark, {})
     return {"spark": spark, "scala": release.get("scala"), "hadoop": cluster["hadoop"]}

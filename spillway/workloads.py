@@ -46,6 +46,15 @@ MANIFEST_SCHEMA = {
                 "why": {"type": "string", "minLength": 10},
             },
         },
+        # Which of the workload's sweep points run Spark: true (every point, also when absent), false (none: fio,
+        # Hadoop's own benchmarks) or the parameter values that make a point run Spark ({when: {engine: spark}}). A
+        # VERSIONS sweep runs a Spark point once per release and any other point once: the Spark release does not
+        # change what it measures.
+        "runs_spark": {"oneOf": [
+            {"type": "boolean"},
+            {"type": "object", "required": ["when"], "additionalProperties": False,
+             "properties": {"when": {"type": "object", "minProperties": 1}}},
+        ]},
         "parameters": {
             "type": "object",
             "additionalProperties": {
@@ -155,6 +164,13 @@ class Workload:
             suffix = "-".join(str(v) for v in point)
             yield (f"{self.name}-{suffix}" if suffix else self.name), params
 
+    def runs_spark(self, params):
+        """Whether the sweep point with these parameters runs Spark (the manifest's `runs_spark`)."""
+        declared = self.manifest.get("runs_spark", True)
+        if isinstance(declared, bool):
+            return declared
+        return all(params.get(k) == v for k, v in declared["when"].items())
+
     def commands(self, step, params):
         """The step's commands whose `when` matches the parameters."""
         return [c for c in self.manifest["steps"].get(step, [])
@@ -227,7 +243,21 @@ def load(name):
         raise WorkloadError(f"{path}: {field}: {err.message}")
     if manifest["name"] != name:
         raise WorkloadError(f"{path}: name: '{manifest['name']}' must equal the folder name '{name}'")
+    _check_runs_spark(path, manifest)
     return Workload(name=name, path=path.parent, manifest=manifest)
+
+
+def _check_runs_spark(path, manifest):
+    """`runs_spark.when` must name parameters and values they can take: a typo would otherwise match no point, and a
+    VERSIONS sweep would silently run the workload's Spark points once, on the default line."""
+    when = (manifest.get("runs_spark") or {}) if isinstance(manifest.get("runs_spark"), dict) else {}
+    spec = manifest["parameters"]
+    for key, value in (when.get("when") or {}).items():
+        if key not in spec:
+            raise WorkloadError(f"{path}: runs_spark.when.{key}: not a parameter; parameters: {', '.join(spec)}")
+        choices = spec[key].get("choices")
+        if choices is not None and value not in choices:
+            raise WorkloadError(f"{path}: runs_spark.when.{key}: {value!r} is not one of its choices {choices}")
 
 
 def parse_list(text, default):

@@ -208,7 +208,10 @@ def _swept_spark(manifest: dict) -> set:
     """The workloads whose runs ran on more than one Spark release (a VERSIONS sweep, docs/versions.md)."""
     releases: dict[str, set] = {}
     for workload in manifest.get("workloads", []) or []:
-        releases.setdefault(workload.get("workload"), set()).add(spark_release(workload))
+        release = spark_release(workload)
+        # null: a run of no Spark (TeraSort on MapReduce), one run whatever the sweep, not a release of its own
+        if release is not None or "versions" not in workload:
+            releases.setdefault(workload.get("workload"), set()).add(release)
     return {name for name, seen in releases.items() if len(seen) > 1}
 
 
@@ -220,7 +223,8 @@ def spark_release(workload: dict):
 def _spark_point(workload: dict, swept_spark: set) -> list[str]:
     """`spark=<release>` as part of a run's sweep point when its workload ran on several releases: each release's
     repetitions are then their own point, as a swept parameter's values are."""
-    return [f"spark={spark_release(workload)}"] if workload.get("workload") in swept_spark else []
+    release = spark_release(workload)
+    return [f"spark={release}"] if workload.get("workload") in swept_spark and release is not None else []
 
 
 # ---------------------------------------------------------------- reading manifest.json

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from spillway import inventory, runner, versions
+from spillway import workloads as workloads_mod
 from spillway.__main__ import main
 from spillway.plan import DEFAULT_WORKLOADS
 from spillway.workloads import WorkloadError, load as load_workload
@@ -151,3 +152,58 @@ def inventory_problems(spillway_versions):
     validator = jsonschema.Draft202012Validator(inventory._schema())
     variables = {**local.variables, "spillway_versions": spillway_versions}
     return [f"{'.'.join(str(p) for p in e.absolute_path)}: {e.message}" for e in validator.iter_errors(variables)]
+
+
+def test_a_versions_sweep_runs_a_point_without_spark_once_and_each_spark_point_per_release(two_lines):
+    """TeraSort on MapReduce, DFSIO and fio run no Spark (their workload.yml's runs_spark): another Spark release
+    would measure them again, so VERSIONS runs them once per repetition, under their plain id."""
+    plan = bench(workload_names=["terasort", "dfsio", "fio-sweep"], params="", versions="spark=3.5.6,4.2.0", repeat=2,
+                 warmup=False)
+    assert [(i.id, i.spark_version, i.runs_spark) for i in plan.instances] == [
+        ("terasort-mapreduce-r1", None, False), ("terasort-mapreduce-r2", None, False),
+        ("terasort-spark-spark3.5.6-r1", "3.5.6", True), ("terasort-spark-spark4.2.0-r1", "4.2.0", True),
+        ("terasort-spark-spark3.5.6-r2", "3.5.6", True), ("terasort-spark-spark4.2.0-r2", "4.2.0", True),
+        ("dfsio-write-r1", None, False), ("dfsio-write-r2", None, False),
+        ("dfsio-read-r1", None, False), ("dfsio-read-r2", None, False),
+        ("fio-sweep-r1", None, False), ("fio-sweep-r2", None, False)]
+
+
+def test_a_run_without_spark_records_no_spark_release_and_the_clusters_hadoop(two_lines):
+    plan = bench(params="engine=mapreduce", versions="spark=3.5.6,4.2.0")
+    assert [i.id for i in plan.instances] == ["terasort"]
+    assert runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0]) == {
+        "spark": None, "scala": None, "hadoop": "3.4.2", "java": 'openjdk version "17.0.15" 2025-04-15'}
+
+
+def test_the_dry_run_shows_a_point_without_spark_once_and_without_a_release(two_lines, capsys):
+    assert main(["bench", "--dry-run", "--workloads", "terasort", "--versions", "spark=3.5.6,4.2.0"]) == 0
+    out = capsys.readouterr().out
+    assert "  - terasort-mapreduce: prepare, run, validate (hdfs=hdd, local=ssd, no Spark)\n" in out
+    assert "terasort-mapreduce-spark" not in out
+    assert "terasort-spark-spark4.2.0: prepare, run, validate (hdfs=hdd, local=ssd, Spark 4.2.0)" in out
+
+
+def test_a_workload_only_on_one_line_is_not_refused_for_its_points_without_spark(two_lines, monkeypatch):
+    """The refusal names Spark points only: a point that runs no Spark runs on no line."""
+    terasort = load_workload("terasort")
+    only_35 = dataclasses.replace(terasort, manifest={**terasort.manifest,
+                                                      "spark_lines": {"supported": ["3.5"], "why": "a test's line"}})
+    monkeypatch.setattr(runner.workloads_mod, "load", lambda name: only_35)
+    assert [i.id for i in bench(params="engine=mapreduce", versions="spark=4.2.0").instances] == ["terasort"]
+    with pytest.raises(WorkloadError, match="terasort does not run on Spark 4.2.0"):
+        bench(params="engine=spark", versions="spark=4.2.0")
+
+
+@pytest.mark.parametrize("runs_spark, message", [
+    ({"when": {"engin": "spark"}}, r"runs_spark.when.engin: not a parameter"),
+    ({"when": {"engine": "sprak"}}, r"runs_spark.when.engine: 'sprak' is not one of its choices"),
+    ({"when": {}}, r"runs_spark"),
+    ("yes", r"runs_spark"),
+])
+def test_a_runs_spark_that_matches_no_point_is_refused_at_load(runs_spark, message, tmp_path, monkeypatch):
+    manifest = yaml.safe_load((load_workload("terasort").path / "workload.yml").read_text())
+    (tmp_path / "terasort").mkdir()
+    (tmp_path / "terasort" / "workload.yml").write_text(yaml.safe_dump({**manifest, "runs_spark": runs_spark}))
+    monkeypatch.setattr(workloads_mod, "WORKLOADS", tmp_path)
+    with pytest.raises(WorkloadError, match=message):
+        workloads_mod.load("terasort")

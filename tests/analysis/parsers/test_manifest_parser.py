@@ -41,3 +41,14 @@ def test_a_versions_sweep_makes_each_spark_release_its_own_sweep_point():
     # runs recorded before `versions` existed: one (unknown) release
     old = [{k: v for k, v in _run(f"terasort-r{n}", "3.5.6").items() if k != "versions"} for n in (1, 2)]
     assert list(workloads_table({"workloads": old})["sweep"]) == ["", ""]
+
+
+def test_a_run_of_no_spark_in_a_versions_sweep_keeps_its_own_sweep_point():
+    """TeraSort on MapReduce beside its Spark point's releases: recorded with Spark null (spillway/versions.py), it is
+    no release of the sweep and gets no `spark=` part."""
+    mapreduce = {**_run("terasort-mapreduce", None), "parameters": {"engine": "mapreduce", "rows": 1000}}
+    mapreduce["versions"] = {**mapreduce["versions"], "scala": None}
+    table = workloads_table({"workloads": [mapreduce, _run("terasort-spark-spark3.5.6", "3.5.6"),
+                                           _run("terasort-spark-spark4.2.0", "4.2.0")]}).set_index("workload_id")
+    assert table.loc["terasort-mapreduce", "sweep"] == "engine=mapreduce"
+    assert table.loc["terasort-spark-spark4.2.0", "sweep"] == "engine=spark spark=4.2.0"
