@@ -461,10 +461,11 @@ static void admit_space_waiters(nanos t)
 
 static void reply(struct job *job);
 
-static void arrive(struct job *job)
+/* The drive's policy for a request arriving at t (lock held): a hit or a cached write gets its completion now, anything
+   else waits for the mechanism. Returns the job when its reply is due already. Takes the time as an argument so that
+   the unit tests (tests/playbooks/test_hdd_model_policies.py) can drive it on a simulated clock. */
+static struct job *arrive_at(struct job *job, nanos t)
 {
-    pthread_mutex_lock(&lock);
-    nanos t = now_ns();
     job->arrival = t;
     last_command_activity = t;
     int active_hit = 0;
@@ -503,15 +504,21 @@ static void arrive(struct job *job)
     } else {
         append(&pending_head, &pending_tail, job);
     }
-    /* A reply already due (a hit once --reply-early is taken off) leaves from this thread: waking the
-       drive's thread for it would cost a context switch per request. */
-    struct job *due_now = NULL;
     if (done_list == job && job->reply_at <= t) {
         done_list = job->next;
-        due_now = job;
-    } else {
-        pthread_cond_signal(&wake);
+        return job;
     }
+    return NULL;
+}
+
+static void arrive(struct job *job)
+{
+    pthread_mutex_lock(&lock);
+    struct job *due_now = arrive_at(job, now_ns());
+    /* A reply already due (a hit once --reply-early is taken off) leaves from this thread: waking the
+       drive's thread for it would cost a context switch per request. */
+    if (!due_now)
+        pthread_cond_signal(&wake);
     pthread_mutex_unlock(&lock);
     if (due_now)
         reply(due_now);
@@ -738,6 +745,70 @@ static void reply(struct job *job)
     free(job);
 }
 
+/* The mechanism at time t (lock held): a job or destage that ended frees it, flushes whose cache drained complete,
+   and the next work starts (a destage, or the pending job the queueing policy picks). No clock of its own: the drive
+   thread passes the time, the unit tests a simulated one. */
+static void drive_advance(nanos t)
+{
+    /* A minimum prefetch is the stream itself: a request continuing it need not wait for its end. */
+    if (in_prefetch && busy_until > t && t >= prefetch_from) {
+        for (struct job *job = pending_head; job; job = job->next)
+            if (continues_stream(job, t)) {
+                prefetch_until = busy_until;   /* the prefetch goes on after the continuation */
+                busy_until = t;
+                break;
+            }
+    }
+    if (busy_until > t)
+        return;
+    int just_freed = mechanism_busy || destage_in_service;
+    mechanism_busy = 0;
+    in_prefetch = 0;
+    if (destage_in_service) {
+        dirty_bytes -= destage_in_service_bytes;
+        destage_in_service = 0;
+        admit_space_waiters(busy_until);
+    }
+    if (dirty_bytes == 0 && !space_waiters_head) {
+        while (flush_waiters) {
+            struct job *job = flush_waiters;
+            flush_waiters = job->next;
+            complete_at(job, t);
+        }
+    }
+    /* The next work starts when the mechanism became free if it was busy (the wake-up's lateness is
+       not the drive's), else now. */
+    nanos start = just_freed ? busy_until : t;
+    int cache_pressing = space_waiters_head || flush_waiters || dirty_bytes > P.write_cache / 10 * 9;
+    int destage_wanted = dirty_count > 0 &&
+                         (cache_pressing || dirty_bytes >= P.destage_min ||
+                          t - last_command_activity >= seconds_to_ns(P.destage_idle_ms / 1e3));
+    if (destage_wanted && (cache_pressing || !pending_head)) {
+        double positioning = 0;
+        int index = destage_choice(start, &positioning);
+        if (index >= 0)
+            start_destage(start, index, positioning);
+    } else if (pending_head) {
+        struct job *job = take_next(start);
+        start_job(job, start > job->arrival ? start : job->arrival);
+    }
+}
+
+/* When the mechanism next needs drive_advance, seen at t (lock held): t for work it can start now, the end of
+   the current job or destage, the moment an idle cache starts destaging, or INT64_MAX (nothing to do). */
+static nanos drive_next_event(nanos t)
+{
+    if (mechanism_busy || destage_in_service)
+        return busy_until;
+    if (pending_head || (dirty_count && dirty_bytes >= P.destage_min))
+        return t;
+    if (dirty_count) {
+        nanos idle_at = last_command_activity + seconds_to_ns(P.destage_idle_ms / 1e3);
+        return idle_at > t ? idle_at : t;
+    }
+    return INT64_MAX;
+}
+
 static void *drive_thread(void *unused)
 {
     (void)unused;
@@ -745,50 +816,7 @@ static void *drive_thread(void *unused)
     pthread_mutex_lock(&lock);
     while (!stopping) {
         nanos t = now_ns();
-        /* The mechanism finished its job. */
-        /* A minimum prefetch is the stream itself: a request continuing it need not wait for its end. */
-        if (in_prefetch && busy_until > t && t >= prefetch_from) {
-            for (struct job *job = pending_head; job; job = job->next)
-                if (continues_stream(job, t)) {
-                    prefetch_until = busy_until;   /* the prefetch goes on after the continuation */
-                    busy_until = t;
-                    break;
-                }
-        }
-        if (busy_until <= t) {
-            int just_freed = mechanism_busy || destage_in_service;
-            mechanism_busy = 0;
-            in_prefetch = 0;
-            if (destage_in_service) {
-                dirty_bytes -= destage_in_service_bytes;
-                destage_in_service = 0;
-                admit_space_waiters(busy_until);
-            }
-            if (dirty_bytes == 0 && !space_waiters_head) {
-                while (flush_waiters) {
-                    struct job *job = flush_waiters;
-                    flush_waiters = job->next;
-                    complete_at(job, t);
-                }
-            }
-            /* The next work starts when the mechanism became free if it was busy (the wake-up's lateness is
-               not the drive's), else now. */
-            nanos start = just_freed ? busy_until : t;
-            int cache_pressing = space_waiters_head || flush_waiters ||
-                                 dirty_bytes > P.write_cache / 10 * 9;
-            int destage_wanted = dirty_count > 0 &&
-                                 (cache_pressing || dirty_bytes >= P.destage_min ||
-                                  t - last_command_activity >= seconds_to_ns(P.destage_idle_ms / 1e3));
-            if (destage_wanted && (cache_pressing || !pending_head)) {
-                double positioning = 0;
-                int index = destage_choice(start, &positioning);
-                if (index >= 0)
-                    start_destage(start, index, positioning);
-            } else if (pending_head) {
-                struct job *job = take_next(start);
-                start_job(job, start > job->arrival ? start : job->arrival);
-            }
-        }
+        drive_advance(t);
         /* Reply to what is due, outside the lock. */
         struct job *due = NULL, **link = &done_list;
         nanos next_reply = INT64_MAX;
@@ -819,18 +847,13 @@ static void *drive_thread(void *unused)
             write_stats();
         }
         /* Sleep until the mechanism frees, a reply is due, an idle destage may start, or 100 ms. */
-        nanos until = t + 100000000;
-        if ((mechanism_busy || destage_in_service) && busy_until < until)
-            until = busy_until;
+        nanos until = t + 100000000, next_event = drive_next_event(t);
+        if (next_event <= t && !mechanism_busy && !destage_in_service)
+            continue;
+        if (next_event < until)
+            until = next_event;
         if (next_reply < until)
             until = next_reply;
-        if (dirty_count && !mechanism_busy && !destage_in_service) {
-            nanos idle_at = last_command_activity + seconds_to_ns(P.destage_idle_ms / 1e3);
-            if (idle_at > t && idle_at < until)
-                until = idle_at;
-        }
-        if ((pending_head || (dirty_count && dirty_bytes >= P.destage_min)) && !mechanism_busy && !destage_in_service)
-            continue;
         nanos absolute = until + epoch;
         struct timespec ts = {.tv_sec = absolute / 1000000000, .tv_nsec = absolute % 1000000000};
         pthread_cond_timedwait(&wake, &lock, &ts);
