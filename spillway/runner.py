@@ -175,8 +175,10 @@ class Bench(Resuming):
             say(f"  resumes run {self.resumed.run.manifest['run_id']}: {len(to_run)} of {len(self.instances)} "
                 "workload run(s) still to run")
         installed = versions_mod.installed(inv)
+        examples = versions_mod.hadoop_release(installed["hadoop"])["examples"]
         say(f"  versions: Spark {', '.join(installed['spark'])} installed (default line {installed['spark'][0]}), "
-            f"Hadoop {installed['hadoop']}")
+            f"Hadoop {installed['hadoop']}"
+            + (f" (its MapReduce examples, TeraSort's, are {examples}'s)" if examples != installed["hadoop"] else ""))
         say(f"  scale {self.scale}, repeat {self.repeat}, warm-up {'yes' if self.warmup else 'no'}, drop caches "
             f"{'yes' if self.drop_caches else 'no'}; {len(to_run)} workload run(s), {self.total_steps} steps:")
         probe = self._storage_probe_text()

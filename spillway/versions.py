@@ -33,6 +33,12 @@ def hadoop_releases():
     return list(_defaults()["hadoop_releases"])
 
 
+def hadoop_release(version):
+    """What a Hadoop release Spillway can install needs and carries: {java_min, examples} (examples: the release of
+    hadoop-mapreduce-examples in its lib/, another one where Maven Central does not serve its own)."""
+    return _defaults()["hadoop_releases"][version]
+
+
 def line(version):
     """The release line of a version: '4.2.0' -> '4.2'."""
     return ".".join(str(version).split(".")[:2])
@@ -103,11 +109,13 @@ def refuse_unsupported(runs, inventory):
 
 def of_run(inventory, spark_version, runs_spark=True):
     """What the manifest records of a workload run: every component's release (Spark the run's own or the default
-    line, its Scala build, Hadoop the cluster's). A run that runs no Spark (its workload's runs_spark) records Spark
-    and Scala as null: it ran on none, and a VERSIONS sweep ran it once, not once per release."""
+    line, its Scala build, Hadoop the cluster's with the release of the MapReduce examples jar it carries: TeraSort on
+    MapReduce on Hadoop 3.5.0 runs 3.4.2's). A run that runs no Spark (its workload's runs_spark) records Spark and
+    Scala as null: it ran on none, and a VERSIONS sweep ran it once, not once per release."""
     cluster = installed(inventory)
+    hadoop = {"hadoop": cluster["hadoop"], "hadoop_examples": hadoop_release(cluster["hadoop"])["examples"]}
     if not runs_spark:
-        return {"spark": None, "scala": None, "hadoop": cluster["hadoop"]}
+        return {"spark": None, "scala": None, **hadoop}
     spark = spark_version or cluster["spark"][0]
     release = spark_releases().get(spark, {})
-    return {"spark": spark, "scala": release.get("scala"), "hadoop": cluster["hadoop"]}
+    return {"spark": spark, "scala": release.get("scala"), **hadoop}

@@ -31,7 +31,7 @@ _PLACEMENT = {"hdfs": str, "local": str}
 _WORKLOAD = {"id": str, "workload": str, "repetition": int, "warmup": bool, "scale": str, "parameters": dict,
              "placement": _PLACEMENT, "executor_cores": int, "status": str, "started_at": str, "ended_at": str,
              "steps": [_STEP], "monitoring": dict, "warnings": [str], "attempts": [dict],
-             "versions": {"spark": str, "scala": str, "hadoop": str, "java": str}}
+             "versions": {"spark": str, "scala": str, "hadoop": str, "hadoop_examples": str, "java": str}}
 # What the analysis reads of manifest.json (docs/run-directory.md), with the types documented there: the
 # tables and the report rely on them. Fields not listed are kept as they are.
 SCHEMA = {

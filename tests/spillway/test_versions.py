@@ -72,7 +72,8 @@ def test_without_versions_each_run_takes_the_default_line_and_keeps_its_id(two_l
     plan = bench()
     assert [(i.id, i.spark_version) for i in plan.instances] == [("terasort", None)]
     assert runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0]) == {
-        "spark": "3.5.6", "scala": "2.13", "hadoop": "3.4.2", "java": 'openjdk version "17.0.15" 2025-04-15'}
+        "spark": "3.5.6", "scala": "2.13", "hadoop": "3.4.2", "hadoop_examples": "3.4.2",
+        "java": 'openjdk version "17.0.15" 2025-04-15'}
 
 
 class SimpleRun:
@@ -143,7 +144,8 @@ def test_the_inventory_schema_names_the_releases_spillway_installs(tmp_path, mon
     problems = inventory_problems({"spark": ["3.5.6"]})
     assert any("spillway_versions: 'hadoop' is a required property" in p for p in problems), problems
     problems = inventory_problems({"spark": ["3.5.6"], "hadoop": "3.3.6"})
-    assert any("spillway_versions.hadoop: '3.3.6' is not one of ['3.4.2']" in p for p in problems), problems
+    assert any("spillway_versions.hadoop: '3.3.6' is not one of ['3.4.2', '3.5.0']" in p for p in problems), problems
+    assert inventory_problems({"spark": ["3.5.6"], "hadoop": "3.5.0"}) == []
 
 
 def inventory_problems(spillway_versions):
@@ -172,7 +174,8 @@ def test_a_run_without_spark_records_no_spark_release_and_the_clusters_hadoop(tw
     plan = bench(params="engine=mapreduce", versions="spark=3.5.6,4.2.0")
     assert [i.id for i in plan.instances] == ["terasort"]
     assert runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0]) == {
-        "spark": None, "scala": None, "hadoop": "3.4.2", "java": 'openjdk version "17.0.15" 2025-04-15'}
+        "spark": None, "scala": None, "hadoop": "3.4.2", "hadoop_examples": "3.4.2",
+        "java": 'openjdk version "17.0.15" 2025-04-15'}
 
 
 def test_the_dry_run_shows_a_point_without_spark_once_and_without_a_release(two_lines, capsys):
@@ -207,3 +210,18 @@ def test_a_runs_spark_that_matches_no_point_is_refused_at_load(runs_spark, messa
     monkeypatch.setattr(workloads_mod, "WORKLOADS", tmp_path)
     with pytest.raises(WorkloadError, match=message):
         workloads_mod.load("terasort")
+
+
+def test_a_cluster_on_hadoop_3_5_0_records_it_and_the_examples_jar_it_carries(monkeypatch, capsys):
+    """Hadoop 3.5.0's install carries hadoop-mapreduce-examples 3.4.2 (Maven Central here has no 3.5.0): each run's
+    record and the dry run say so."""
+    local = inventory.load("local")
+    on_350 = dataclasses.replace(local, variables={
+        **local.variables, "spillway_versions": {"spark": ["3.5.6"], "hadoop": "3.5.0"}})
+    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: on_350)
+    plan = bench(params="engine=mapreduce")
+    record = runner.Bench._versions_of(SimpleRun(on_350), plan.instances[0])
+    assert (record["hadoop"], record["hadoop_examples"], record["spark"]) == ("3.5.0", "3.4.2", None)
+    assert main(["bench", "--dry-run", "--workloads", "terasort"]) == 0
+    assert ("versions: Spark 3.5.6 installed (default line 3.5.6), Hadoop 3.5.0 (its MapReduce examples, TeraSort's, "
+            "are 3.4.2's)") in capsys.readouterr().out

@@ -24,6 +24,7 @@ options:
   java_home: {type: str, required: true}
   java_package: {type: str, required: true}
   java_needed_by: {type: dict, default: {}, description: "Spark release -> the oldest Java major it runs on"}
+  hadoop_java_needed_by: {type: dict, default: {}, description: "the Hadoop release -> the oldest Java major it runs on"}
   check_storage: {type: bool, default: false, description: "this host holds data (a worker)"}
   backends: {type: dict, default: {}, description: "spillway_backends of the inventory"}
   spillway_root: {type: str, required: true}
@@ -62,20 +63,27 @@ def check_privileges():
 JAVA_VERSION = re.compile(r'version "(?:1\.)?(\d+)')
 
 
-def check_java(java_home, package, needs=None):
-    """`needs`: {Spark release: the oldest Java major it runs on} for the releases the cluster installs."""
+def check_java(java_home, package, needs=None, hadoop_needs=None):
+    """`needs`: {Spark release: the oldest Java major it runs on} for the releases the cluster installs;
+    `hadoop_needs`: the same for its Hadoop release (3.5.0's classes are Java 17's)."""
     java = os.path.join(java_home, "bin", "java")
     code, out, err = run([java, "-version"])
     if code == 0:
         first = (err or out).splitlines()[0].strip()
         major = JAVA_VERSION.search(first)
-        too_old = sorted(release for release, oldest in (needs or {}).items()
-                         if major is None or int(major.group(1)) < int(oldest))
-        if too_old:
-            return row("java", "FAIL", f"{java}: {first}; Spark " + ", ".join(
-                f"{release} needs Java {needs[release]}+" for release in too_old),
-                f"set java_home to a Java {max(int(needs[r]) for r in too_old)} or newer, or leave "
-                f"{', '.join(too_old)} out of spillway_versions.spark")
+
+        def older(wanted):
+            return sorted(release for release, oldest in (wanted or {}).items()
+                          if major is None or int(major.group(1)) < int(oldest))
+        too_old, hadoop_too_old = older(needs), older(hadoop_needs)
+        if too_old or hadoop_too_old:
+            problems = ([f"Spark {release} needs Java {needs[release]}+" for release in too_old]
+                        + [f"Hadoop {release} needs Java {hadoop_needs[release]}+" for release in hadoop_too_old])
+            newest = max([int(needs[r]) for r in too_old] + [int(hadoop_needs[r]) for r in hadoop_too_old])
+            leave = ([f"leave {', '.join(too_old)} out of spillway_versions.spark"] if too_old else []) + (
+                ["set spillway_versions.hadoop to another release"] if hadoop_too_old else [])
+            return row("java", "FAIL", f"{java}: {first}; " + ", ".join(problems),
+                       f"set java_home to a Java {newest} or newer, or {' and '.join(leave)}")
         return row("java", "ok", f"{java}: {first}")
     code, out, _ = run(["apt-cache", "policy", package])
     candidate = re.search(r"Candidate:\s*(\S+)", out)
@@ -328,6 +336,7 @@ def main():
         "java_home": {"type": "str", "required": True},
         "java_package": {"type": "str", "required": True},
         "java_needed_by": {"type": "dict", "default": {}},
+        "hadoop_java_needed_by": {"type": "dict", "default": {}},
         "check_storage": {"type": "bool", "default": False},
         "backends": {"type": "dict", "default": {}},
         "spillway_root": {"type": "str", "required": True},
@@ -340,7 +349,8 @@ def main():
     }, supports_check_mode=True)
     args = module.params
     epoch = time.time()
-    rows = [check_privileges(), check_java(args["java_home"], args["java_package"], args["java_needed_by"]), check_diskstats()]
+    rows = [check_privileges(), check_java(args["java_home"], args["java_package"], args["java_needed_by"],
+                                                args["hadoop_java_needed_by"]), check_diskstats()]
     if args["check_storage"]:
         emulated = {}
         for name, backend in sorted(args["backends"].items()):
