@@ -3,7 +3,8 @@ behaves like the 7200 rpm drive whose datasheet it takes its parameters from: fi
 model's FUSE-served image, each point against an expectation computed here from the datasheet's formulas
 (docs/storage.md, "The mechanical HDD model"), never from the model's code.
 
-    python -m experiments.benchmarks.hdd_fidelity [--runtime 5] [--floor-runtime 3] [--image-gib 8] [--keep-going]
+    python -m experiments.benchmarks.hdd_fidelity [--runtime 5] [--floor-runtime 3] [--image-gib 8] [--only TEXT]
+                                                  [--tiny] [--json FILE]
 
 It builds the server with gcc (needs libfuse3-dev, fuse3, pkg-config), makes its own sparse image, mount point
 and loop device in a fresh folder under /var/tmp, and removes them all at the end, also on failure or Ctrl-C
@@ -36,6 +37,16 @@ KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
 TOLERANCE = 0.20           # the issue's goal: every point within 20 % of its expectation
 CPU_GOAL = 0.05            # the model's CPU under 5 % of a core
 SEQUENTIAL_REGION = 2 * GIB  # sequential points loop over the image's first 2 GiB (its outer quarter at 8 GiB)
+# --tiny: the points that carry the issue's goals (seek-bound random reads with and without queueing, streaming reads
+# and writes, and the 1 MiB read the reply calibration takes), on a 4 GiB image whose outer quarter the sequential
+# points loop over (the same share of the stroke as the full run's, so the same sequential expectations). The region
+# must outlast a read point: a reader that wraps round finds what the drive's buffer segments kept of its last pass
+# (a 256 MiB region gave 1 MiB reads 313 MB/s, +29 %; the model alone on a simulated clock +13 %). Writes keep the full run's 5 s:
+# their expectation is the cache filling at QD 1's hit rate, then the media rate, and in 2 s the first part (bound by
+# the host path's round trip here) weighs more (-29 % in 2 s, -14 % in 5 s, one run each).
+TINY = {"image_gib": 4, "region": GIB, "runtime": 2.0, "write_runtime": 5.0, "floor_runtime": 1.0,
+        "points": ("random read 4 KiB QD1", "random read 4 KiB QD32", "sequential read 64 KiB",
+                   "sequential read 1 MiB", "sequential write 64 KiB")}
 
 
 @dataclass(frozen=True)
@@ -194,12 +205,14 @@ class Point:
     unit: str                      # "IOPS" or "MB/s"
     expected: float
     writes: bool = False
+    runtime: float | None = None   # seconds on the model when not the run's --runtime
     second_job: list[str] = field(default_factory=list)   # fio options of a second job running alongside
     measured: dict = field(default_factory=dict)
 
 
-def points(drive: Drive, image_bytes: int, runtime: float) -> list[Point]:
-    region = SEQUENTIAL_REGION
+def points(drive: Drive, image_bytes: int, runtime: float, region: int = SEQUENTIAL_REGION,
+           write_runtime: float | None = None) -> list[Point]:
+    write_runtime = write_runtime or runtime
     fraction = region / image_bytes
     chosen = [
         Point("random read 4 KiB QD1", ["--rw=randread", "--bs=4k", "--iodepth=1", "--norandommap"], "IOPS",
@@ -216,7 +229,8 @@ def points(drive: Drive, image_bytes: int, runtime: float) -> list[Point]:
         name = label.replace("k", " KiB").replace("m", " MiB")
         chosen.append(Point(f"sequential write {name}", ["--rw=write", f"--bs={label}", "--iodepth=1",
                                                          f"--size={region}"], "MB/s",
-                            sequential_write_rate(drive, size, fraction, runtime) / 1e6, writes=True))
+                            sequential_write_rate(drive, size, fraction, write_runtime) / 1e6, writes=True,
+                            runtime=write_runtime))
     half = image_bytes // 2
     chosen.append(Point("two sequential readers 64 KiB QD1 each",
                         ["--rw=read", "--bs=64k", "--iodepth=1", "--size=1g", "--offset=0"], "MB/s",
@@ -357,14 +371,15 @@ def print_table(chosen: list[Point], reply_early_us: float, per_mib_us: float) -
           f"--reply-early-us-per-mib {per_mib_us:.0f}")
 
 
-def calibrate(stack: Stack, chosen: list[Point], runtime: float) -> tuple[float, float]:
+def calibrate(stack: Stack, chosen: list[Point], runtime: float,
+              region: int = SEQUENTIAL_REGION) -> tuple[float, float]:
     """(fixed µs, µs per MiB) of the path, from the floor's 4 KiB QD 1 random and 1 MiB sequential reads."""
     floors = {p.name: p.measured["floor"] for p in chosen if "floor" in p.measured}
     small = floors.get("random read 4 KiB QD1") or run_fio(
         stack, Point("calibration 4 KiB", ["--rw=randread", "--bs=4k", "--iodepth=1", "--norandommap"], "IOPS", 0),
         runtime)
     large = floors.get("sequential read 1 MiB") or run_fio(
-        stack, Point("calibration 1 MiB", ["--rw=read", "--bs=1m", "--iodepth=1", f"--size={SEQUENTIAL_REGION}"],
+        stack, Point("calibration 1 MiB", ["--rw=read", "--bs=1m", "--iodepth=1", f"--size={region}"],
                      "MB/s", 0), runtime)
     fixed = small["median_latency_us"]
     return fixed, max(0.0, large["median_latency_us"] - fixed)
@@ -381,12 +396,21 @@ def main(argv=None) -> int:
     parser.add_argument("--floor-runtime", type=float, default=3, help="seconds per point with --no-model")
     parser.add_argument("--image-gib", type=int, default=8)
     parser.add_argument("--only", help="run only the points whose name contains this text")
+    parser.add_argument("--tiny", action="store_true",
+                        help=f"{len(TINY['points'])} points on a {TINY['image_gib']} GiB image, {TINY['runtime']:g} s "
+                             f"each ({TINY['floor_runtime']:g} s floor): about 30 s")
+    parser.add_argument("--json", type=Path, help="also write the points' figures to this file")
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         raise SystemExit("needs root: losetup and FUSE mounts")
+    region, write_runtime = SEQUENTIAL_REGION, None
+    if args.tiny:
+        args.image_gib, args.runtime, args.floor_runtime = TINY["image_gib"], TINY["runtime"], TINY["floor_runtime"]
+        region, write_runtime = TINY["region"], TINY["write_runtime"]
     drive = Drive.from_profile()
     image_bytes = args.image_gib * GIB
-    chosen = [p for p in points(drive, image_bytes, args.runtime) if not args.only or args.only in p.name]
+    chosen = [p for p in points(drive, image_bytes, args.runtime, region, write_runtime)
+              if (not args.only or args.only in p.name) and (not args.tiny or p.name in TINY["points"])]
     work = Path(tempfile.mkdtemp(prefix="spillway-hdd-fidelity-", dir="/var/tmp"))
     stack = None
     previous_handler = signal.signal(signal.SIGTERM, interrupted)
@@ -399,7 +423,7 @@ def main(argv=None) -> int:
         stack.up(["--no-model"])
         # The sequential points read data, not holes, in both runs: write their region once.
         subprocess.run(["nice", "-n", "10", "fio", "--name=fill", f"--filename={stack.loop}", "--direct=1",
-                        "--ioengine=libaio", "--rw=write", "--bs=1m", "--iodepth=4", f"--size={SEQUENTIAL_REGION}",
+                        "--ioengine=libaio", "--rw=write", "--bs=1m", "--iodepth=4", f"--size={region}",
                         "--output-format=terse"], check=True, capture_output=True)
         cached_before = meminfo_cached_kib()
         for p in chosen:
@@ -408,22 +432,29 @@ def main(argv=None) -> int:
         # The kernel path's round trip, taken off each reply so that the host sees the drive's time: a fixed part
         # (a 4 KiB random read) and a part per MiB (the copies: a prefetched 1 MiB read against the 4 KiB one).
         # Medians of the floor's own points: a burst of the machine's other work must not set them.
-        reply_early_us, per_mib_us = calibrate(stack, chosen, args.floor_runtime)
+        reply_early_us, per_mib_us = calibrate(stack, chosen, args.floor_runtime, region)
         stack.down()
         stack.up([*drive.server_options(), "--reply-early-us", f"{reply_early_us:.0f}",
                   "--reply-early-us-per-mib", f"{per_mib_us:.0f}"])
         for p in chosen:
-            p.measured["model"] = run_fio(stack, p, args.runtime)
+            p.measured["model"] = run_fio(stack, p, p.runtime or args.runtime)
             print(f"model  {p.name:48} {p.measured['model']['value']:9.1f} {p.unit} "
                   f"(expected {p.expected:.1f})", flush=True)
             if p.writes:
                 stack.drain()
         counters = stack.counters()
         print_table(chosen, reply_early_us, per_mib_us)
+        pages_cached = image_pages_cached(image)
+        if args.json:
+            args.json.write_text(json.dumps(
+                {"reply_early_us": reply_early_us, "reply_early_us_per_mib": per_mib_us, "tolerance": TOLERANCE,
+                 "image_pages_cached": pages_cached, "counters": counters,
+                 "points": [{"name": p.name, "unit": p.unit, "expected": p.expected, **p.measured}
+                            for p in chosen]}, indent=1) + "\n")
         print(f"server counters: {json.dumps(counters)}")
         print(f"largest request reaching the server: read {counters['largest_read_bytes'] / KIB:.0f} KiB, "
               f"write {counters['largest_write_bytes'] / KIB:.0f} KiB")
-        print(f"the image's pages in the host page cache after the runs: {image_pages_cached(image)} "
+        print(f"the image's pages in the host page cache after the runs: {pages_cached} "
               f"(direct I/O on both sides: none expected); /proc/meminfo Cached "
               f"{(meminfo_cached_kib() - cached_before) / 1024:+.0f} MiB over the runs (the whole machine's)")
     except KeyboardInterrupt:
