@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from analysis.parsers.step_logs import timing_lines
 from spillway import REPO, inventory, provisioning
 from spillway.ansible import run_playbook
 
@@ -234,6 +235,11 @@ def test_the_probe_switched_placements_and_each_run_wrote_hdfs_to_its_placements
     # to the probe's placement and back: the placement switch (playbooks/placement.yml) moved both paths each time
     for step in provisions[1:]:
         assert step["switch"] is True, (run_dir / step["check_log"]).read_text()[-3000:]
+        # both moves restart the DataNode and the NodeManager; the NodeManager's stop alone took 17 s while it
+        # counted finished apps as running until their logs' deletion (yarn.nodemanager.log.retain-seconds)
+        stops = [seconds for task, seconds in timing_lines((run_dir / step["switch_log"]).read_text())
+                 if task.endswith("Restart the Hadoop daemons whose configuration changed")]
+        assert len(stops) == 1 and stops[0] < 10, stops
     storage = json.loads((run_dir / "raw/localhost/storage.json").read_text())
     device = {name: b["device"] for name, b in storage["backends"].items()}
     totals = table(run_dir, "disk_totals")
