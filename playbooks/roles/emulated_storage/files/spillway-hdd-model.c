@@ -1030,6 +1030,11 @@ static void account(enum job_kind kind, uint64_t size)
 #define WRITE_BEHIND_ENTRIES 1024
 #define WRITE_BATCH_ENTRIES 256
 #define WRITE_BATCH_BYTES (4u << 20)
+/* The writer gathers up to this much (or waits this long) before it writes: woken per 64 KiB write, its wake-ups
+   and O_DIRECT submissions were 40 % of the server's CPU on streaming writes. Whoever needs the data on the image
+   (an overlapping read, a flush, a full queue) makes it write at once. */
+#define WRITE_GATHER_BYTES (1u << 20)
+#define WRITE_GATHER_NS 2000000
 
 static struct pending_write {
     struct pending_write *next;
@@ -1041,6 +1046,7 @@ static pthread_cond_t write_behind_work = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t write_behind_done = PTHREAD_COND_INITIALIZER;
 static uint64_t pending_write_bytes, pending_write_count;
 static int write_behind_error;
+static int write_behind_waiters;                  /* threads waiting for pending writes to reach the image */
 
 static int pending_write_overlaps(uint64_t offset, uint64_t size)   /* with write_behind_lock held */
 {
@@ -1053,8 +1059,13 @@ static int pending_write_overlaps(uint64_t offset, uint64_t size)   /* with writ
 static void wait_for_pending_writes(uint64_t offset, uint64_t size)
 {
     pthread_mutex_lock(&write_behind_lock);
-    while (pending_write_overlaps(offset, size))
-        pthread_cond_wait(&write_behind_done, &write_behind_lock);
+    if (pending_write_overlaps(offset, size)) {
+        write_behind_waiters++;
+        pthread_cond_signal(&write_behind_work);
+        while (pending_write_overlaps(offset, size))
+            pthread_cond_wait(&write_behind_done, &write_behind_lock);
+        write_behind_waiters--;
+    }
     pthread_mutex_unlock(&write_behind_lock);
 }
 
@@ -1062,8 +1073,11 @@ static void wait_for_pending_writes(uint64_t offset, uint64_t size)
 static int drain_pending_writes(void)
 {
     pthread_mutex_lock(&write_behind_lock);
+    write_behind_waiters++;
+    pthread_cond_signal(&write_behind_work);
     while (pending_writes_head)
         pthread_cond_wait(&write_behind_done, &write_behind_lock);
+    write_behind_waiters--;
     int error = write_behind_error;
     write_behind_error = 0;
     pthread_mutex_unlock(&write_behind_lock);
@@ -1086,8 +1100,12 @@ static void queue_write(uint64_t offset, uint64_t size, char *buf)
     *w = (struct pending_write){.offset = offset, .size = size, .buf = buf};
     pthread_mutex_lock(&write_behind_lock);
     while ((pending_write_bytes + size > WRITE_BEHIND_BYTES || pending_write_count >= WRITE_BEHIND_ENTRIES) &&
-           pending_writes_head)
+           pending_writes_head) {
+        write_behind_waiters++;
+        pthread_cond_signal(&write_behind_work);
         pthread_cond_wait(&write_behind_done, &write_behind_lock);
+        write_behind_waiters--;
+    }
     if (pending_writes_tail)
         pending_writes_tail->next = w;
     else
@@ -1095,7 +1113,9 @@ static void queue_write(uint64_t offset, uint64_t size, char *buf)
     pending_writes_tail = w;
     pending_write_bytes += size;
     pending_write_count++;
-    pthread_cond_signal(&write_behind_work);
+    /* The first write starts the writer's gathering time; enough gathered ends it. */
+    if (pending_write_count == 1 || pending_write_bytes >= WRITE_GATHER_BYTES)
+        pthread_cond_signal(&write_behind_work);
     pthread_mutex_unlock(&write_behind_lock);
 }
 
@@ -1105,6 +1125,7 @@ static void *write_behind_thread(void *unused)
 {
     (void)unused;
     struct iovec iov[WRITE_BATCH_ENTRIES];
+    int gathered = 0;
     pthread_mutex_lock(&write_behind_lock);
     for (;;) {
         if (!pending_writes_head) {
@@ -1113,6 +1134,19 @@ static void *write_behind_thread(void *unused)
             pthread_cond_wait(&write_behind_work, &write_behind_lock);
             continue;
         }
+        if (!gathered && pending_write_bytes < WRITE_GATHER_BYTES && !write_behind_waiters && !stopping) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);   /* the condition variable's clock */
+            ts.tv_nsec += WRITE_GATHER_NS;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&write_behind_work, &write_behind_lock, &ts);
+            gathered = 1;                         /* then write what there is */
+            continue;
+        }
+        gathered = 0;
         /* The oldest writes, as long as each starts where the previous ended (order is kept). */
         struct pending_write *first = pending_writes_head, *w = first;
         int count = 0;
