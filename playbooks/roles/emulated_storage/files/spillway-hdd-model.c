@@ -45,8 +45,8 @@
  *
  * The host side (not timing, but what keeps the host's own latency out of a request): the server reads 2 MiB
  * ahead of a sequential reader from the image (8 segments, 16 MiB, on huge pages; replies are sent straight from
- * them) and writes in the background (at most 16 MiB and 1024 writes pending, in arrival order; reads wait for
- * pending writes they overlap; fsync drains them). Memory: about 64 MiB at most with the buffer pool.
+ * them) and writes in the background (at most 16 MiB and 1024 writes pending, in arrival order, gathered 1 MiB or
+ * 2 ms at a time; reads wait for pending writes they overlap; fsync drains them). Memory: about 64 MiB at most with the buffer pool.
  *
  * Defaults: Western Digital Ultrastar DC HC310 (HUS726T4TALA6L4 class, 3.5" SATA 6 Gb/s, 7200 rpm), "Hard Disk
  * Drive Specifications, Ultrastar DC HC310, Revision 1.4, 18 September 2018", section 4.5.1: average seek
