@@ -408,7 +408,7 @@ class Bench(Resuming):
     def _collectors_stop_and_fetch(self, wid, record):
         try:
             self._timed_play(f"{wid}: stop collectors, fetch outputs", "workload-end.yml", f"{wid}.end",
-                             record=record["steps"], workload_id=wid)
+                             record=record["steps"], workload_id=wid, workload_status=record["status"])
         except StepFailed as err:
             record.setdefault("warnings", []).append(str(err))
             # the stop play failed before fetching: fetch on its own, so nothing collected is lost
