@@ -107,3 +107,22 @@ def test_preflight_checks_the_java_of_the_hadoop_release_too():
     row = check(str(JDK17), "openjdk-17-jdk-headless", {"3.5.6": 17}, {"9.9.9": 21})
     assert row["status"] == "FAIL" and "Hadoop 9.9.9 needs Java 21+" in row["detail"], row
     assert row["fix"] == "set java_home to a Java 21 or newer, or set spillway_versions.hadoop to another release", row
+
+
+@pytest.mark.parametrize("spark_version, expected", [(None, "3.5.6"), ("4.2.0", "4.2.0")])
+def test_a_run_of_no_spark_passes_a_null_release_and_its_play_takes_the_default_lines_spark(
+        tmp_path, spark_version, expected):
+    """The runner passes a run's versions.spark as the extra var spark_version: null for TeraSort on MapReduce. Role
+    common's defaults must still name an installed Spark (a null once failed the step's play: `no element None`)."""
+    variables = tmp_path / "vars.json"
+    variables.write_text(json.dumps({"spillway_versions": {"spark": ["3.5.6", "4.2.0"], "hadoop": "3.5.0"},
+                                     "spark_version": spark_version}))
+    defaults = PLAYBOOKS / "roles" / "common" / "defaults" / "main"
+    proc = subprocess.run(
+        [str(BIN / "ansible"), "localhost", "-c", "local", "-i", "localhost,", "-m", "ansible.builtin.debug",
+         "-a", "msg={{ spark_home }}|{{ spark_scala_version }}|{{ spark_version | default('', true) }}",
+         "-e", f"@{defaults / 'versions.yml'}", "-e", f"@{defaults / 'main.yml'}", "-e", f"@{variables}",
+         "-e", f"ansible_python_interpreter={sys.executable}"],
+        cwd=REPO, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert f"msg: /opt/spillway/spark-{expected}|2.13|{spark_version or ''}\n" in proc.stdout, proc.stdout
