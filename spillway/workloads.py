@@ -169,12 +169,12 @@ class Workload:
         declared = self.manifest.get("runs_spark", True)
         if isinstance(declared, bool):
             return declared
-        return all(params.get(k) == v for k, v in declared["when"].items())
+        return _matches(declared["when"], params)
 
     def commands(self, step, params):
         """The step's commands whose `when` matches the parameters."""
         return [c for c in self.manifest["steps"].get(step, [])
-                if all(params.get(k) == v for k, v in (c.get("when") or {}).items())]
+                if _matches(c.get("when") or {}, params)]
 
 
 def _check_value(workload, key, spec, value):
@@ -245,6 +245,11 @@ def load(name):
         raise WorkloadError(f"{path}: name: '{manifest['name']}' must equal the folder name '{name}'")
     _check_runs_spark(path, manifest)
     return Workload(name=name, path=path.parent, manifest=manifest)
+
+
+def _matches(when, params):
+    """A manifest's `when` (parameter -> value, all of them) against a sweep point's parameters."""
+    return all(params.get(k) == v for k, v in when.items())
 
 
 def _check_runs_spark(path, manifest):
