@@ -704,12 +704,15 @@ static void write_stats(void)
 }
 
 /* Aligned buffers are kept for reuse by power-of-two size class (4 KiB .. 1 MiB): allocating and faulting in
-   a fresh 1 MiB buffer per request cost more CPU than the request's copies. */
+   a fresh 1 MiB buffer per request cost more CPU than the request's copies. As many as the write-behind queue can
+   hold (16 MiB) are kept: with 16 per class, streaming 64 KiB writes faulted one fresh page in per write. */
 #define BUFFER_CLASSES 9
-#define BUFFERS_KEPT_PER_CLASS 16   /* at most about 32 MiB kept over all classes */
+#define BUFFERS_KEPT_PER_CLASS 256
+#define BUFFERS_KEPT_BYTES (32u << 20)  /* over all classes */
 static pthread_mutex_t buffer_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *buffers_kept[BUFFER_CLASSES][BUFFERS_KEPT_PER_CLASS];
 static int buffers_kept_count[BUFFER_CLASSES];
+static size_t buffers_kept_bytes;
 
 static int buffer_class(size_t size)
 {
@@ -725,8 +728,10 @@ static char *aligned_buffer(size_t size)
     void *buf = NULL;
     if (class >= 0) {
         pthread_mutex_lock(&buffer_lock);
-        if (buffers_kept_count[class])
+        if (buffers_kept_count[class]) {
             buf = buffers_kept[class][--buffers_kept_count[class]];
+            buffers_kept_bytes -= (size_t)4096 << class;
+        }
         pthread_mutex_unlock(&buffer_lock);
         if (buf)
             return buf;
@@ -744,8 +749,10 @@ static void release_buffer(char *buf, size_t size)
     int class = buffer_class(size);
     if (class >= 0) {
         pthread_mutex_lock(&buffer_lock);
-        if (buffers_kept_count[class] < BUFFERS_KEPT_PER_CLASS) {
+        if (buffers_kept_count[class] < BUFFERS_KEPT_PER_CLASS &&
+            buffers_kept_bytes + ((size_t)4096 << class) <= BUFFERS_KEPT_BYTES) {
             buffers_kept[class][buffers_kept_count[class]++] = buf;
+            buffers_kept_bytes += (size_t)4096 << class;
             buf = NULL;
         }
         pthread_mutex_unlock(&buffer_lock);
