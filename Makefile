@@ -162,12 +162,18 @@ TEST_CLUSTERS := local emu pfs
 
 # Then the tests in two halves that together are all of them. The tests not marked integration (recorded outputs,
 # scratch inventories and state under tmp_path) are CPU-bound and independent of each other: two pytest-xdist
-# workers, each test file on one worker (a module's fixtures, such as a Spark job built and run once for all its tests,
-# are not made twice). The live ones (marked integration) share this machine's clusters, ports and disks: one at a time, after.
-# The live half runs whatever the first half's failures (only its exit 2, a Ctrl-C or a collection error, which the
-# live half would meet too, stops make test there); make test fails when either half fails, and its last lines name
-# the half that did (each half's -ra summary ends that half's own output).
-test: venv ## set up every inventory the tests provision, then the tests without a live cluster (2 workers), then the live ones
+# workers, each test file on one worker (a module's fixtures, such as a Spark job built and run once for all its
+# tests, are not made twice). The live ones (marked integration) share this machine's clusters, ports and disks: one
+# at a time. The first half runs beside the live tests of the emulated clusters (tests/emulation, about 13 minutes
+# with a third of the CPU idle while their daemons wait on each other) at the lowest CPU priority, so it takes what
+# they leave rather than slowing them; the emulated nodes have network namespaces of their own, so no port is shared.
+# Its output is printed when both are done; then the other live tests run alone: they use this machine's own ports,
+# which some of the first half's tests of the harness's checks look at. The first half has a session of its own
+# (setsid: a background job ignores Ctrl-C) that a Ctrl-C or a TERM to make test ends with all it started.
+# A Ctrl-C or a collection error (pytest exit 2) stops make test before the other live tests; otherwise every part
+# runs whatever the others' failures, and make test fails when any fails, its last lines naming which (each part's
+# -ra summary ends that part's own output).
+test: venv ## set up every inventory the tests provision, then the tests without a live cluster (2 workers, beside the emulated clusters' live tests), then the other live ones
 	@for cluster in $(TEST_CLUSTERS); do \
 		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster, unless nothing it installs from changed)"; \
 		{ $(call SETUP_UNLESS_UNCHANGED,$$cluster); } || exit 1; \
@@ -175,14 +181,21 @@ test: venv ## set up every inventory the tests provision, then the tests without
 	@python3 -m spillway.setuprecord check $(TEST_CLUSTERS)
 	@command -v chromium >/dev/null || { echo "== make test: Debian's chromium, for the report pages' browser tests"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
-	@echo "== make test: the tests that touch no live cluster (not integration), on 2 workers"; \
-	$(PY) -m pytest tests -m "not integration" -n 2 --dist loadfile --durations=15; unit=$$?; \
-	test $$unit -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the live tests are not started" >&2; exit 2; }; \
-	echo "== make test: the live tests (integration), one at a time"; \
-	$(PY) -m pytest tests -m integration --durations=25; live=$$?; \
+	@unit_log=$$(mktemp /tmp/spillway-unit-tests.XXXXXX); unit_pid=; trap 'rm -f "$$unit_log"' EXIT; \
+	trap 'test -z "$$unit_pid" || kill -TERM -$$unit_pid 2>/dev/null; echo "== make test: interrupted: the tests that touch no live cluster were stopped, the other live tests are not started" >&2; exit 2' INT TERM; \
+	echo "== make test: the tests that touch no live cluster (not integration), on 2 workers at CPU priority nice 19, beside the live tests of the emulated clusters (their output follows theirs)"; \
+	setsid nice -n 19 $(PY) -m pytest tests -m "not integration" -n 2 --dist loadfile --durations=15 > "$$unit_log" 2>&1 & unit_pid=$$!; \
+	echo "== make test: the live tests of the emulated clusters (integration, tests/emulation), one at a time"; \
+	$(PY) -m pytest tests/emulation -m integration --durations=10; emulated=$$?; \
+	wait $$unit_pid; unit=$$?; \
+	echo "== make test: the output of the tests that touch no live cluster"; cat "$$unit_log"; \
+	test $$unit -ne 2 && test $$emulated -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the other live tests are not started" >&2; exit 2; }; \
+	echo "== make test: the other live tests (integration), one at a time"; \
+	$(PY) -m pytest tests -m integration --ignore=tests/emulation --durations=25; live=$$?; \
 	test $$unit -eq 0 || echo "== make test: FAILED: the tests that touch no live cluster (pytest exit $$unit; their summary is above the live tests' output)" >&2; \
-	test $$live -eq 0 || echo "== make test: FAILED: the live tests (pytest exit $$live)" >&2; \
-	test $$unit -eq 0 && test $$live -eq 0
+	test $$emulated -eq 0 || echo "== make test: FAILED: the live tests of the emulated clusters (pytest exit $$emulated; their summary is above)" >&2; \
+	test $$live -eq 0 || echo "== make test: FAILED: the other live tests (pytest exit $$live)" >&2; \
+	test $$unit -eq 0 && test $$emulated -eq 0 && test $$live -eq 0
 
 preflight: venv ## read-only checks of every host before provisioning, one table (docs/cluster.md)
 	@$(CHECK)
