@@ -165,8 +165,9 @@ TEST_CLUSTERS := local emu pfs
 # workers, each test file on one worker (a module's fixtures, such as a Spark job built and run once for all its
 # tests, are not made twice). The live ones (marked integration) share this machine's clusters, ports and disks: one
 # at a time. The first half runs beside the live tests of the emulated clusters (tests/emulation, about 13 minutes
-# with a third of the CPU idle while their daemons wait on each other) at the lowest CPU priority, so it takes what
-# they leave rather than slowing them; the emulated nodes have network namespaces of their own, so no port is shared.
+# alone) at the lowest CPU priority, to take the CPU they leave idle; the emulated nodes have network namespaces of
+# their own, so no port is shared. They leave less than hoped (their nodes run at nice 10): together 1137 s against
+# 1226 s one after the other (docs/performance.md, 2026-11-27, stop 40).
 # Its output is printed when both are done; then the other live tests run alone: they use this machine's own ports,
 # which some of the first half's tests of the harness's checks look at. The first half has a session of its own
 # (setsid: a background job ignores Ctrl-C) that a Ctrl-C or a TERM to make test ends with all it started.
