@@ -106,30 +106,35 @@ def _section_failed(run_dir: Path, what: str, error: Exception) -> str:
     return note
 
 
-def _configurations(run_dir: Path) -> tuple[list[iomodel.Configuration], str]:
-    """The run's measured configurations as the models take them, or the error that kept them (shown, not raised)."""
+def _model_inputs(run_dir: Path, run_id: str, manifest: dict, tables: dict[str, pd.DataFrame]
+                  ) -> tuple[list[iomodel.Configuration], iomodel.Bandwidths, str]:
+    """The run's measured configurations and fio curves as the models take them, from the tables the page read, or
+    the error that kept them (shown, not raised)."""
     try:
-        return iomodel.configurations(Path(run_dir)), ""
+        return (iomodel.configurations_of(run_id, manifest, tables),
+                iomodel.bandwidths_of([(Path(run_dir).name, manifest, tables)]), "")
     except Exception as error:  # noqa: BLE001 - shown in the sections instead
-        return [], _section_failed(run_dir, "the model", error)
+        return [], iomodel.Bandwidths(), _section_failed(run_dir, "the model", error)
 
 
-def _model_section(run_dir: Path, configs: list[iomodel.Configuration], failed: str) -> dict:
+def _model_section(run_dir: Path, configs: list[iomodel.Configuration], bandwidths: iomodel.Bandwidths,
+                   failed: str) -> dict:
     """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
     if failed:
         return {"tables": [], "note": failed}
     try:
-        return model_section(Path(run_dir), configs)
+        return model_section(configs, bandwidths)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         return {"tables": [], "note": _section_failed(run_dir, "the model", error)}
 
 
-def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
+def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration],
+              bandwidths: iomodel.Bandwidths) -> dict:
     """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
     reads (findings.overview_frames), as the page's rows and as findings.json's objects; a failure must not cost
     the report."""
     try:
-        frames = findings.overview_frames(tables, configs, iomodel.bandwidths_for([Path(run_dir)]))
+        frames = findings.overview_frames(tables, configs, bandwidths)
         return {"rows": rows.overview_rows(*frames), "error": "",
                 "json": findings.section(findings.overview_records(run_id, *frames))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
@@ -164,12 +169,13 @@ def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataF
         return {"sections": [], "error": _section_failed(run_dir, "the I/O pattern section", error)}
 
 
-def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration]) -> dict:
+def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration],
+                 bandwidths: iomodel.Bandwidths) -> dict:
     """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
     error on this run (models.sensitivity); a failure must not cost the report."""
     try:
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
-        table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_for([Path(run_dir)]))
+        table = sensitivity.storage_sensitivity(configs, profiles, bandwidths)
         return {**rows.sensitivity_context(table), "error": "",
                 "json": findings.section(findings.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
@@ -211,11 +217,11 @@ def build_context(run_dir: Path) -> dict:
     by_placement = metrics.run_time_by_placement(tables["workloads"])
     noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
     section, statuses, found = _findings(run_id, tables, noise)
-    configs, configs_failed = _configurations(run_dir)
+    configs, bandwidths, configs_failed = _model_inputs(run_dir, run_id, manifest, tables)
     return {
-        "overview": _overview(run_dir, run_id, tables, configs),
+        "overview": _overview(run_dir, run_id, tables, configs, bandwidths),
         "io_patterns": _io_patterns(run_dir, tables, spans, backends, run_id),
-        "sensitivity": _sensitivity(run_dir, tables, configs),
+        "sensitivity": _sensitivity(run_dir, tables, configs, bandwidths),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": now_utc(),
@@ -243,7 +249,7 @@ def build_context(run_dir: Path) -> dict:
         "monitoring_png": figures.backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
                                                             tables["workloads"], run_id),
         "sources": tables["sources"].to_dict("records"),
-        "model": _model_section(run_dir, configs, configs_failed),
+        "model": _model_section(run_dir, configs, bandwidths, configs_failed),
         "hibench": _hibench(run_dir, tables, manifest),
     }
 

@@ -270,14 +270,18 @@ def configurations(run_dir: Path) -> list[Configuration]:
     """Every measured workload run with Spark stages (ok, not a warm-up) of a run directory."""
     run_dir = Path(run_dir)
     manifest = load_manifest(run_dir)
-    tables = run_tables(run_dir, MODEL_TABLES)
+    return configurations_of(manifest.get("run_id") or run_dir.name, manifest, run_tables(run_dir, MODEL_TABLES))
+
+
+def configurations_of(run_id: str, manifest: dict, tables: dict[str, pd.DataFrame]) -> list[Configuration]:
+    """configurations() of a run whose manifest and tables (MODEL_TABLES at least) the caller holds already: a page
+    that has read them does not parse the run again."""
     workloads = metrics.measured_runs(workloads_table(manifest))
     stages, executors, requests = tables["stages"], tables["spark_executors"], tables["block_requests"]
     if stages.empty or workloads.empty:
         return []
     profiles = devices.backend_profiles(tables["devices"])
     nodes = _nodes(manifest, executors)
-    run_id = manifest.get("run_id") or run_dir.name
     configs = []
     for w in workloads.itertuples():
         mine = stages[(stages["workload_id"] == w.workload_id) & (stages["status"] == "succeeded")]
@@ -322,20 +326,28 @@ def load_notes(profile: list[Configuration], measured: list[Configuration] = ())
 def bandwidths_for(run_dirs: list[Path]) -> Bandwidths:
     """fio curves from the given runs, the first run that swept a profile first; for the others the storage
     profiles as the first run that used each recorded it (else as inventories/storage-profiles.yml has it). Only the runs named: a prediction is a function of its inputs, never of what else lies in results/."""
-    bandwidths = Bandwidths()
-    recorded = {}
+    sources = []
     for run_dir in map(Path, run_dirs):
         try:
             tables = run_tables(run_dir, ("fio", "devices"))
         except (safeio.Refused, OSError, ValueError):    # a damaged run: not a source of curves
             continue
-        bandwidths.add_fio(tables["fio"], devices.backend_profiles(tables["devices"]), f"fio sweep of run {run_dir.name}")
         try:
-            profiles = (load_manifest(run_dir).get("emulation") or {}).get("profiles") or {}
+            manifest = load_manifest(run_dir)
         except (safeio.Refused, OSError, ValueError):
-            profiles = {}
-        for name, profile in profiles.items():
-            recorded.setdefault(name, profile)
+            manifest = {}
+        sources.append((run_dir.name, manifest, tables))
+    return bandwidths_of(sources)
+
+
+def bandwidths_of(runs: list[tuple[str, dict, dict[str, pd.DataFrame]]]) -> Bandwidths:
+    """bandwidths_for() of runs whose (name, manifest, tables with `fio` and `devices`) the caller holds already."""
+    bandwidths = Bandwidths()
+    recorded = {}
+    for name, manifest, tables in runs:
+        bandwidths.add_fio(tables["fio"], devices.backend_profiles(tables["devices"]), f"fio sweep of run {name}")
+        for profile_name, profile in ((manifest.get("emulation") or {}).get("profiles") or {}).items():
+            recorded.setdefault(profile_name, profile)
     # A profile as the runs recorded it: their disks were what they measured (the hdd profile was a blkio cap
     # before it became a drive model, issue 21); today's file only for profiles no run recorded.
     bandwidths.caps = {**bandwidths.caps, **{name: p for name, p in recorded.items() if isinstance(p, dict)}}

@@ -118,31 +118,96 @@ def _basis(group: Group, configs: list[Configuration]) -> str:
 
 # ---------------------------------------------------------------- one measured placement: the fio resource model
 
+class FioModel:
+    """The fio resource model over one set of fio curves. Each configuration's stage models (fitted on it alone) are
+    fitted once per instance: the sensitivity table predicts every placement from them, and the model's error
+    predicts every measured placement from every other one."""
+
+    def __init__(self, bandwidths: Bandwidths):
+        self.bandwidths = bandwidths
+        self._fitted: dict[int, tuple[Configuration, dict]] = {}   # id -> (the configuration, kept alive; models)
+
+    def _own_models(self, config: Configuration) -> dict:
+        if id(config) not in self._fitted:
+            self._fitted[id(config)] = (config, {m.identity: m for m in fit([config], self.bandwidths)[config.key]})
+        return self._fitted[id(config)][1]
+
+    def stage_times(self, config: Configuration, hdfs: str, local: str) -> pd.DataFrame:
+        """fio_stage_times."""
+        models, bandwidths = self._own_models(config), self.bandwidths
+        rows = []
+        for stage in config.stages.to_dict("records"):
+            model = models[tuple(stage[k] for k in STAGE_IDENTITY)]
+            old, _, _ = ideal_times(config, stage, model, config.hdfs, config.local, bandwidths)
+            new, _, paths = ideal_times(config, stage, model, hdfs, local, bandwidths)
+            measured = float(stage["duration_s"])
+            rows.append({**{k: stage[k] for k in STAGE_IDENTITY}, "stage_id": int(stage["stage_id"]),
+                         "measured_s": measured, **{f"{r}_measured_s": v for r, v in old.items()},
+                         **{f"{r}_s": v for r, v in new.items()}, "bound": max(new, key=new.get),
+                         "predicted_s": measured * max(new.values()) / max(old.values()) if max(old.values()) > 0
+                         else measured, "paths": paths})
+        return pd.DataFrame(rows)
+
+    def run_s(self, measured: list[Configuration], hdfs: str, local: str) -> float:
+        """fio_run_s."""
+        return float(np.median([self.stage_times(c, hdfs, local)["predicted_s"].sum() + c.run_s - _stage_sum(c)
+                                for c in measured]))
+
+    def inputs(self, config: Configuration, hdfs: str, local: str) -> str:
+        """fio_inputs."""
+        here = self.stage_times(config, config.hdfs, config.local)
+        there = self.stage_times(config, hdfs, local)
+        totals: dict[str, dict] = {}
+        for side, frame in (("from", here), ("to", there)):
+            for paths in frame["paths"]:
+                for path in paths:
+                    t = totals.setdefault(path["path"], {"data": 0.0, "requests": 0.0, "from": 0.0, "to": 0.0})
+                    t[side] += path["time_s"]
+                    t.setdefault(f"{side}_backend", path["backend"])
+                    t.setdefault("sources", set()).add(path["bandwidth_source"])
+                    if side == "from":
+                        t["data"] += path["data_bytes"]
+                        t["requests"] += path["data_bytes"] / path["request_bytes"]
+        parts, sources = [], set()
+        for name, t in totals.items():
+            pattern = PATHS[name][3]
+            per_s = {side: t["data"] / (config.nodes * t[side]) if t[side] > 0 else np.nan for side in ("from", "to")}
+            parts.append(f"{PATH_NAMES[name]} {format_bytes(t['data'])} in {format_bytes(t['data'] / t['requests'])} "
+                         f"requests: {t['from_backend']} {pattern} {format_bytes(per_s['from'])}/s -> {t['to_backend']} "
+                         f"{pattern} {format_bytes(per_s['to'])}/s")
+            sources |= t["sources"]
+        cpu = float(here["cpu_s"].sum()) if not here.empty else 0.0
+        disk = "; ".join(parts) if parts else "no I/O reached a device"
+        return (f"fio ({', '.join(sorted(sources)) or 'no bandwidth used'}): {disk}; CPU {number(cpu, 's', 1)} "
+                f"(executor CPU / (N x P), over the stages) unchanged; measured {config.run_id} {config.workload_id}")
+
+    def errors(self, configs: list[Configuration]) -> list[dict]:
+        """fio_errors."""
+        errors = []
+        for group, members in _groups([c for c in configs if not np.isnan(c.run_s)]).items():
+            placements = _placements(members)
+            for (source, from_runs), (target, to_runs) in itertools.permutations(placements.items(), 2):
+                predicted = self.run_s(from_runs, *target)
+                actual = float(np.median([c.run_s for c in to_runs]))
+                errors.append({"workload": group.workload, "sweep": group.sweep, "source": source, "target": target,
+                               "measured_s": actual, "predicted_s": predicted,
+                               "error_pct": 100 * (predicted - actual) / actual,
+                               "runs": sorted({c.run_id for c in members})})
+        return errors
+
+
 def fio_stage_times(config: Configuration, hdfs: str, local: str, bandwidths: Bandwidths) -> pd.DataFrame:
     """Per stage of one measured configuration: its measured time, its resource times on its own placement
     (`*_measured_s`) and with HDFS on `hdfs` and the local dirs on `local` (`cpu_s`, `disk_s`, `network_s`; the
     same device bytes and request sizes at the other backends' fio throughput), the bound there and the predicted
     time = measured x max(there) / max(measured) (Monotasks §6.3); `paths` = io_terms' paths there."""
-    models = {m.identity: m for m in fit([config], bandwidths)[config.key]}
-    rows = []
-    for _, stage in config.stages.iterrows():
-        model = models[tuple(stage[STAGE_IDENTITY])]
-        old, _, _ = ideal_times(config, stage, model, config.hdfs, config.local, bandwidths)
-        new, _, paths = ideal_times(config, stage, model, hdfs, local, bandwidths)
-        measured = float(stage["duration_s"])
-        rows.append({**{k: stage[k] for k in STAGE_IDENTITY}, "stage_id": int(stage["stage_id"]),
-                     "measured_s": measured, **{f"{r}_measured_s": v for r, v in old.items()},
-                     **{f"{r}_s": v for r, v in new.items()}, "bound": max(new, key=new.get),
-                     "predicted_s": measured * max(new.values()) / max(old.values()) if max(old.values()) > 0
-                     else measured, "paths": paths})
-    return pd.DataFrame(rows)
+    return FioModel(bandwidths).stage_times(config, hdfs, local)
 
 
 def fio_run_s(measured: list[Configuration], hdfs: str, local: str, bandwidths: Bandwidths) -> float:
     """The run step on a placement from the runs of one measured placement: per run, its predicted stage times plus
     its time outside stages as measured; the median over the runs."""
-    return float(np.median([fio_stage_times(c, hdfs, local, bandwidths)["predicted_s"].sum() + c.run_s - _stage_sum(c)
-                            for c in measured]))
+    return FioModel(bandwidths).run_s(measured, hdfs, local)
 
 
 PATH_NAMES = {"hdfs_read": "HDFS read", "hdfs_write": "HDFS write", "shuffle_read": "shuffle read",
@@ -153,54 +218,20 @@ def fio_inputs(config: Configuration, hdfs: str, local: str, bandwidths: Bandwid
     """What a fio-model prediction used, in words: per I/O path that reached a device, its bytes over the stages, the
     mean request size and the effective fio throughput (bytes / seconds over the stages) on the measured backend and
     on the target one, the fio pattern, where the figures come from; the CPU seconds, unchanged."""
-    here = fio_stage_times(config, config.hdfs, config.local, bandwidths)
-    there = fio_stage_times(config, hdfs, local, bandwidths)
-    totals: dict[str, dict] = {}
-    for side, frame in (("from", here), ("to", there)):
-        for paths in frame["paths"]:
-            for path in paths:
-                t = totals.setdefault(path["path"], {"data": 0.0, "requests": 0.0, "from": 0.0, "to": 0.0})
-                t[side] += path["time_s"]
-                t.setdefault(f"{side}_backend", path["backend"])
-                t.setdefault("sources", set()).add(path["bandwidth_source"])
-                if side == "from":
-                    t["data"] += path["data_bytes"]
-                    t["requests"] += path["data_bytes"] / path["request_bytes"]
-    parts, sources = [], set()
-    for name, t in totals.items():
-        pattern = PATHS[name][3]
-        per_s = {side: t["data"] / (config.nodes * t[side]) if t[side] > 0 else np.nan for side in ("from", "to")}
-        parts.append(f"{PATH_NAMES[name]} {format_bytes(t['data'])} in {format_bytes(t['data'] / t['requests'])} "
-                     f"requests: {t['from_backend']} {pattern} {format_bytes(per_s['from'])}/s -> {t['to_backend']} "
-                     f"{pattern} {format_bytes(per_s['to'])}/s")
-        sources |= t["sources"]
-    cpu = float(here["cpu_s"].sum()) if not here.empty else 0.0
-    disk = "; ".join(parts) if parts else "no I/O reached a device"
-    return (f"fio ({', '.join(sorted(sources)) or 'no bandwidth used'}): {disk}; CPU {number(cpu, 's', 1)} "
-            f"(executor CPU / (N x P), over the stages) unchanged; measured {config.run_id} {config.workload_id}")
+    return FioModel(bandwidths).inputs(config, hdfs, local)
 
 
 def fio_errors(configs: list[Configuration], bandwidths: Bandwidths) -> list[dict]:
     """The fio resource model's error on the groups measured on several placements: each measured placement
     predicted from each OTHER placement alone (its runs), against its measured median. One dict per (source,
     target) pair: placements, measured, predicted, error %, the runs."""
-    errors = []
-    for group, members in _groups([c for c in configs if not np.isnan(c.run_s)]).items():
-        placements = _placements(members)
-        for (source, from_runs), (target, to_runs) in itertools.permutations(placements.items(), 2):
-            predicted = fio_run_s(from_runs, *target, bandwidths)
-            actual = float(np.median([c.run_s for c in to_runs]))
-            errors.append({"workload": group.workload, "sweep": group.sweep, "source": source, "target": target,
-                           "measured_s": actual, "predicted_s": predicted,
-                           "error_pct": 100 * (predicted - actual) / actual,
-                           "runs": sorted({c.run_id for c in members})})
-    return errors
+    return FioModel(bandwidths).errors(configs)
 
 
-def _fio_error(configs: list[Configuration], group_profiles: set[str], bandwidths: Bandwidths) -> dict:
-    """The fio model's error for a one-placement group: measured on the multi-placement groups of these runs, else
-    the recorded figure when the group's profiles are those it was measured on, else not measured."""
-    errors = fio_errors(configs, bandwidths)
+def _fio_error(errors: list[dict], group_profiles: set[str]) -> dict:
+    """The fio model's error for a one-placement group: measured on the multi-placement groups of these runs
+    (`errors`, FioModel.errors), else the recorded figure when the group's profiles are those it was measured on,
+    else not measured."""
     if errors:
         absolute = [abs(e["error_pct"]) for e in errors]
         named = sorted({f"{e['workload']}{' ' + e['sweep'] if e['sweep'] else ''} (runs {', '.join(e['runs'])})"
@@ -224,12 +255,15 @@ def storage_sensitivity(configs: list[Configuration], profiles: list[str], bandw
     prediction used, fio_inputs)."""
     groups = _groups([c for c in configs if not np.isnan(c.run_s)])
     own = {group: leave_one_out_errors(members, bandwidths) for group, members in groups.items()}
+    fio = FioModel(bandwidths)
+    fio_model_errors = None   # measured once, for the first group measured on one placement
     rows = []
     for group, members in groups.items():
         placements = _placements(members)
         one = len(placements) == 1
         if one:
-            error = _fio_error(configs, set(profiles) | {p for pair in placements for p in pair}, bandwidths)
+            fio_model_errors = fio.errors(configs) if fio_model_errors is None else fio_model_errors
+            error = _fio_error(fio_model_errors, set(profiles) | {p for pair in placements for p in pair})
         else:
             absolute = [abs(e["error_pct"]) for e in own[group]]
             error = {"error_median_pct": float(np.median(absolute)), "error_worst_pct": float(max(absolute)),
@@ -248,8 +282,8 @@ def storage_sensitivity(configs: list[Configuration], profiles: list[str], bandw
                              "error_pct": check.get("error_pct", np.nan)})
                 continue
             if one:
-                predicted = fio_run_s(members, hdfs, local, bandwidths)
-                base["inputs"] = fio_inputs(members[0], hdfs, local, bandwidths)
+                predicted = fio.run_s(members, hdfs, local)
+                base["inputs"] = fio.inputs(members[0], hdfs, local)
             else:
                 models = models or {members[0].key: fit(members, bandwidths)[members[0].key]}
                 predicted = predicted_run_s(models, members, hdfs, local, bandwidths)

@@ -3,8 +3,6 @@
 what was measured, and the Monotasks bottleneck of each stage."""
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..formatting import number
 from ..models import bottleneck, iomodel
 
@@ -25,12 +23,10 @@ def _basis(others: list[iomodel.Configuration]) -> str:
     return text
 
 
-def model_section(run_dir: Path, configs: list[iomodel.Configuration] | None = None) -> dict:
-    """`configs`: the run's configurations when the page has them already (iomodel.configurations)."""
-    configs = iomodel.configurations(Path(run_dir)) if configs is None else configs
+def model_section(configs: list[iomodel.Configuration], bandwidths: iomodel.Bandwidths) -> dict:
+    """`configs`: the run's measured configurations (iomodel.configurations), `bandwidths`: its fio curves."""
     if not configs:
         return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model"}
-    bandwidths = iomodel.bandwidths_for([Path(run_dir)])
     tables, done = [], []
     for config in configs:
         if any(_same(config, d) for d in done):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.models import iomodel
 from analysis.presentation.model_section import model_section
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
@@ -47,7 +48,8 @@ def test_model_section_predicts_each_placement_from_the_others(tmp_path):
 
 
 def test_single_configuration_is_an_in_sample_fit():
-    section = model_section(RUNS / "terasort-hdd")
+    run = RUNS / "terasort-hdd"
+    section = model_section(iomodel.configurations(run), iomodel.bandwidths_for([run]))
     [table] = section["tables"]
     assert table["configuration"] == "hdfs=hdd local=hdd P=2 N=1" and table["basis"].startswith("in-sample")
     assert [r["stage"] for r in table["rows"]] == ["app 1 s0", "app 1 s1", "app 1 s2"]
