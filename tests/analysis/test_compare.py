@@ -10,7 +10,7 @@ import pytest
 from analysis.__main__ import main
 from analysis.compare import write_comparison
 from analysis.parsers import eventlog
-from conftest import MANIFEST, TOOLS
+from conftest import MANIFEST, TOOLS, assemble_run
 
 
 def _workload(wid, seconds, status="ok", warmup=False, repetition=1, rows=1000, scale="tiny"):
@@ -56,9 +56,20 @@ def two_runs(run_dir, tmp_path):
             make_run(run_dir, tmp_path, "20261121-180000-nvme", "nvme", "nvme", NVME_TIMES))
 
 
-def test_speedups_and_medians_of_measured_runs_only(two_runs, tmp_path):
-    out = tmp_path / "cmp"
-    html = write_comparison([str(p) for p in two_runs], out).read_text()
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """One comparison of the two runs, read by the tests that only look at its page and tables (a comparison
+    takes seconds): (the runs, the output folder, the page)."""
+    folder = tmp_path_factory.mktemp("compared")
+    recorded = assemble_run(folder / "recorded")
+    runs = (make_run(recorded, folder, "20261121-170000-hdd", "hdd", "hdd", HDD_TIMES),
+            make_run(recorded, folder, "20261121-180000-nvme", "nvme", "nvme", NVME_TIMES))
+    out = folder / "cmp"
+    return runs, out, write_comparison([str(p) for p in runs], out).read_text()
+
+
+def test_speedups_and_medians_of_measured_runs_only(compared):
+    _, out, html = compared
     workloads = pd.read_parquet(out / "tables" / "compare_workloads.parquet")
     spark = workloads[workloads["workload"] == "spark-tiny"].set_index("configuration")
     # columns read as what differs (the clusters' names), the first run is the baseline
@@ -88,8 +99,8 @@ def test_speedups_and_medians_of_measured_runs_only(two_runs, tmp_path):
         assert (out / "tables" / f"compare_{name}.csv").exists() and (out / "tables" / f"compare_{name}.parquet").exists()
 
 
-def test_figures_name_their_runs(two_runs, tmp_path):
-    html = write_comparison([str(p) for p in two_runs], tmp_path / "cmp").read_text()
+def test_figures_name_their_runs(compared):
+    two_runs, _, html = compared
     alts = re.findall(r'<img alt="([^"]*)" src="data:image/png;base64,', html)
     assert any(a.startswith("fio bandwidth, IOPS and ratio") for a in alts)
     assert any(a.startswith("throughput during spark-tiny, runs") for a in alts)
@@ -98,9 +109,8 @@ def test_figures_name_their_runs(two_runs, tmp_path):
     assert all(all(p.name in a for p in two_runs) for a in alts)
 
 
-def test_what_differed_without_apples_and_oranges(two_runs, tmp_path):
-    out = tmp_path / "cmp"
-    html = write_comparison([str(p) for p in two_runs], out).read_text()
+def test_what_differed_without_apples_and_oranges(compared):
+    _, out, html = compared
     differed = pd.read_csv(out / "tables" / "compare_differences.csv").set_index("field")
     assert differed.loc["cluster"].tolist() == ["hdd", "nvme"]
     assert differed.loc["backends.disk.profile"].tolist() == ["hdd", "nvme"]
