@@ -24,6 +24,15 @@ class _Each:
         self.spec = spec
 
 
+class _Record:
+    """A JSON object of the shape `spec` that is no record at all without its `required` fields: a workload run
+    without an id can be matched to none of its files."""
+
+    def __init__(self, spec: dict, required: tuple[str, ...]) -> None:
+        self.spec = spec
+        self.required = required
+
+
 _NUMBER = (int, float)
 _STEP = {"name": str, "status": str, "started_at": str, "ended_at": str, "duration_s": _NUMBER, "log": str,
          "ansible_changed": int, "error": str}
@@ -42,7 +51,7 @@ SCHEMA = {
     "storage": {"backends": _Each(dict), "placement": _PLACEMENT},
     "emulation": {"profiles": _Each(dict), "limitations": (list, str), "nodes": dict},
     "hosts": _Each({"storage": {"backends": _Each(dict)}}),
-    "plan": [str], "resumed": [dict], "steps": [_STEP], "workloads": [_WORKLOAD],
+    "plan": [str], "resumed": [dict], "steps": [_STEP], "workloads": [_Record(_WORKLOAD, required=("id",))],
 }
 
 
@@ -65,6 +74,13 @@ def _conform(value, spec, where: str, problems: list[str], item: bool = False):
     field, but not for an item of a list or object (its readers would meet None where they expect one)."""
     if value is None:
         return _left_out(where, value, _expected(spec), problems) if item else None
+    if isinstance(spec, _Record):
+        fitted = _conform(value, spec.spec, where, problems)
+        missing = [key for key in spec.required if fitted is not _LEFT_OUT and fitted.get(key) is None]
+        if missing:
+            problems.append(f"{where} has no {', '.join(missing)}: left out")
+            return _LEFT_OUT
+        return fitted
     if isinstance(spec, dict):
         if not isinstance(value, dict):
             return _left_out(where, value, "an object", problems)
@@ -92,7 +108,7 @@ _LEFT_OUT = object()
 
 
 def _expected(spec) -> str:
-    if isinstance(spec, (dict, _Each)) or spec is dict:
+    if isinstance(spec, (dict, _Each, _Record)) or spec is dict:
         return "an object"
     if isinstance(spec, list) or spec is list:
         return "a list"

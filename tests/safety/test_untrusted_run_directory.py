@@ -301,6 +301,10 @@ MALFORMED = {
     "iostat nested deeper than Python": ("raw/" + IOSTAT, "[" * 100_000, "refused", "nested deeper than Python"),
     "manifest steps is a number": ("manifest.json", _manifest(steps=5), "malformed", "steps is a number, not a list"),
     "manifest workloads is text": ("manifest.json", _manifest(workloads="x"), "malformed", "workloads is text"),
+    # found by test_fuzzed_manifests_are_recorded_never_fatal (2026-11-27): an id-less record made a workload id NaN
+    # and the report's overview failed on it
+    "manifest workload without an id": ("manifest.json", _manifest(workloads=[{}, {"id": 5, "workload": "terasort"}]),
+                                        "malformed", "workloads[0] has no id: left out"),
     "manifest is a list": ("manifest.json", "[]", "error", "not a JSON object"),
     "manifest garbage": ("manifest.json", b"\x89PNG\r\n", "error", "DecodeError: "),
     "manifest nested deeper than Python": ("manifest.json", '{"a":' * 100_000, "refused", "nested deeper"),
