@@ -1,6 +1,7 @@
 """No value becomes code (docs/safety.md): make variables, workload parameters, sweep values, inventory paths and a
 resumed run's manifest are refused or passed as data. Each test proves the negative: the marker file an injected
 command would create must not appear."""
+import base64
 import json
 import os
 import re
@@ -8,7 +9,9 @@ import shutil
 import subprocess
 import sys
 
+import jinja2
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spillway import REPO, inventory, workloads
@@ -202,3 +205,26 @@ def test_a_dry_run_validates_and_touches_nothing(tmp_path):
     refused = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--params",
                               "tpch.scale_factor=.nan", "--workloads", "tpch"], cwd=REPO, capture_output=True, text=True)
     assert refused.returncode == 2 and "scale_factor" in refused.stderr
+
+
+def test_role_hadoop_writes_configuration_text_as_data(marker, tmp_path):
+    """Role hadoop writes its rendered files in one shell call fed on stdin (tasks/config.yml): a property value from
+    an inventory (hadoop_*_extra_conf) holding shell text, and a destination with spaces and a `;`, are written as
+    they are, never run. The task's own script and stdin template, rendered as Ansible would."""
+    tasks = yaml.safe_load((REPO / "playbooks/roles/hadoop/tasks/config.yml").read_text())
+    [task] = [t for t in tasks if t["name"] == "Render the Hadoop configuration and wrappers"]
+    content = f"<value>$(touch {marker})`touch {marker}`; touch {marker}</value>\n"
+    files = [{"dest": str(tmp_path / "core-site.xml"), "mode": "0644", "content": content},
+             # run in tmp_path, where `touch pwned` would make the marker
+             {"dest": str(tmp_path / f"odd; touch {marker.name} $(touch {marker.name})"), "mode": "0755",
+              "content": "#!/bin/sh\n"}]
+    env = jinja2.Environment(trim_blocks=True)   # Ansible's default for templates
+    env.filters["b64encode"] = lambda text: base64.b64encode(text.encode()).decode()
+    stdin = env.from_string(task["ansible.builtin.shell"]["stdin"]).render(hadoop_changed_files=files)
+    done = subprocess.run(["bash", "-c", task["ansible.builtin.shell"]["cmd"]], input=stdin + "\n", text=True,
+                          capture_output=True, timeout=30, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "core-site.xml").read_text() == content
+    odd = tmp_path / f"odd; touch {marker.name} $(touch {marker.name})"
+    assert odd.read_text() == "#!/bin/sh\n" and oct(odd.stat().st_mode & 0o777) == "0o755"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["core-site.xml", odd.name])
