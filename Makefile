@@ -167,14 +167,16 @@ TEST_CLUSTERS := local emu pfs
 # at a time. The first half runs beside the live tests of the emulated clusters (tests/emulation, about 13 minutes
 # alone) at the lowest CPU priority, to take the CPU they leave idle; the emulated nodes have network namespaces of
 # their own, so no port is shared. They leave less than hoped (their nodes run at nice 10): together 1137 s against
-# 1226 s one after the other (docs/performance.md, 2026-11-27, stop 40).
+# 1226 s one after the other (docs/performance.md, 2026-11-27, stop 40). The live tests marked throwaway (their own
+# loop devices, tmpfs and inventories below tmp_path, checks of only those, no speed asserted: the storage role's
+# safety and pfs rules) join the first half: about 2 minutes of CPU-bound Ansible that otherwise ran alone.
 # Its output is printed when both are done; then the other live tests run alone: they use this machine's own ports,
 # which some of the first half's tests of the harness's checks look at. The first half has a session of its own
 # (setsid: a background job ignores Ctrl-C) that a Ctrl-C or a TERM to make test ends with all it started.
 # A Ctrl-C or a collection error (pytest exit 2) stops make test before the other live tests; otherwise every part
 # runs whatever the others' failures, and make test fails when any fails, its last lines naming which (each part's
 # -ra summary ends that part's own output).
-test: venv ## set up every inventory the tests provision, then the tests without a live cluster (2 workers, beside the emulated clusters' live tests), then the other live ones
+test: venv ## set up every inventory the tests provision, then the tests without a live cluster and the throwaway-device ones (2 workers, beside the emulated clusters' live tests), then the other live ones
 	@for cluster in $(TEST_CLUSTERS); do \
 		echo "== make test: setup of inventory $$cluster (make setup CLUSTER=$$cluster, unless nothing it installs from changed)"; \
 		{ $(call SETUP_UNLESS_UNCHANGED,$$cluster); } || exit 1; \
@@ -184,16 +186,16 @@ test: venv ## set up every inventory the tests provision, then the tests without
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; }
 	@unit_log=$$(mktemp /tmp/spillway-unit-tests.XXXXXX); unit_pid=; trap 'rm -f "$$unit_log"' EXIT; \
 	trap 'test -z "$$unit_pid" || kill -TERM -$$unit_pid 2>/dev/null; echo "== make test: interrupted: the tests that touch no live cluster were stopped, the other live tests are not started" >&2; exit 2' INT TERM; \
-	echo "== make test: the tests that touch no live cluster (not integration), on 2 workers at CPU priority nice 19, beside the live tests of the emulated clusters (their output follows theirs)"; \
-	setsid nice -n 19 $(PY) -m pytest tests -m "not integration" -n 2 --dist loadfile --durations=15 > "$$unit_log" 2>&1 & unit_pid=$$!; \
+	echo "== make test: the tests that touch no live cluster (not integration) and the live ones on throwaway devices of their own (throwaway), on 2 workers at CPU priority nice 19, beside the live tests of the emulated clusters (their output follows theirs)"; \
+	setsid nice -n 19 $(PY) -m pytest tests -m "not integration or throwaway" -n 2 --dist loadfile --durations=15 > "$$unit_log" 2>&1 & unit_pid=$$!; \
 	echo "== make test: the live tests of the emulated clusters (integration, tests/emulation), one at a time"; \
 	$(PY) -m pytest tests/emulation -m integration --durations=10; emulated=$$?; \
 	wait $$unit_pid; unit=$$?; \
-	echo "== make test: the output of the tests that touch no live cluster"; cat "$$unit_log"; \
+	echo "== make test: the output of the tests that touch no live cluster or only throwaway devices"; cat "$$unit_log"; \
 	test $$unit -ne 2 && test $$emulated -ne 2 || { echo "== make test: interrupted (Ctrl-C or a collection error): the other live tests are not started" >&2; exit 2; }; \
 	echo "== make test: the other live tests (integration), one at a time"; \
-	$(PY) -m pytest tests -m integration --ignore=tests/emulation --durations=25; live=$$?; \
-	test $$unit -eq 0 || echo "== make test: FAILED: the tests that touch no live cluster (pytest exit $$unit; their summary is above the live tests' output)" >&2; \
+	$(PY) -m pytest tests -m "integration and not throwaway" --ignore=tests/emulation --durations=25; live=$$?; \
+	test $$unit -eq 0 || echo "== make test: FAILED: the tests that touch no live cluster or only throwaway devices (pytest exit $$unit; their summary is above the live tests' output)" >&2; \
 	test $$emulated -eq 0 || echo "== make test: FAILED: the live tests of the emulated clusters (pytest exit $$emulated; their summary is above)" >&2; \
 	test $$live -eq 0 || echo "== make test: FAILED: the other live tests (pytest exit $$live)" >&2; \
 	test $$unit -eq 0 && test $$emulated -eq 0 && test $$live -eq 0

@@ -21,6 +21,7 @@ CLUSTER = storage_safety.CLUSTER
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.throwaway,
     pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root"),
 ]
 

@@ -23,6 +23,7 @@ SWEEP = REPO / "workloads/fio-sweep/run-sweep"
 
 pytestmark = [
     pytest.mark.integration,
+    pytest.mark.throwaway,
     pytest.mark.skipif(os.geteuid() != 0, reason="loop devices, mkfs and mount need root"),
     pytest.mark.skipif(not (shutil.which("fio") and shutil.which("mkfs.ext4")), reason="needs fio and e2fsprogs"),
 ]
