@@ -8,24 +8,13 @@ version: this file is that plugin, found in the checkout.
 
 Mitogen pins its processes to CPUs by default, and what its local interpreter starts inherits the pin: on this 2-core
 machine every workload command ran on one core of two (`taskset -p` in a task: mask 2, against 3 without Mitogen) and
-a TeraSort's commands took 15 % longer. Measured commands must have the machine the inventory describes: no pinning.
-"""
-import signal
+a TeraSort's commands took 15 % longer. Commands must have the machine the inventory describes: no pinning.
 
+A task's command may also start with every signal blocked (its interpreter forks it from a thread that blocks them;
+seen in some runs, not in others). The plays that use this strategy start no workload command; the daemons they start
+get every signal back from the supervisor (roles/hadoop/files/spillway-daemon).
+"""
 import ansible_mitogen.affinity
-import mitogen.parent
 from ansible_mitogen.plugins.strategy.mitogen_linear import StrategyModule  # noqa: F401 - Ansible loads it by name
 
 ansible_mitogen.affinity.policy = ansible_mitogen.affinity.Policy()  # the base policy pins nothing
-
-
-def _plain_signals():
-    """In every interpreter Mitogen starts on this machine (the local connection's, an SSH client), before its exec:
-    no signal blocked, Ctrl-C not ignored. Mitogen starts them from a thread that blocks every signal, in a process
-    that ignores Ctrl-C, and the interpreter's commands inherited both: a workload command, a daemon or timeout(1)'s
-    child would not see the SIGTERM that stops it."""
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-mitogen.parent._preexec_hook = _plain_signals

@@ -2,8 +2,10 @@
 "started" for a process that comes up, even when its command line only matches again after a chain of execs, and
 "failed" for one that dies while settling. Real processes, a private SPILLWAY_ROOT per test."""
 import os
+import signal
 import subprocess
 import textwrap
+import time
 
 from spillway import PLAYBOOKS
 
@@ -51,3 +53,40 @@ def test_a_daemon_that_dies_while_settling_fails_the_start_with_its_log(tmp_path
     assert started.stdout.startswith("failed d:")
     assert "port 8042 in use" in started.stdout
     assert supervise(tmp_path, "status", "d").returncode == 3
+
+
+def test_a_daemon_gets_every_signal_unblocked_at_its_default_whatever_its_starter_had(tmp_path):
+    # A task over Mitogen (provision.yml) may run the supervisor with every signal blocked, and a shell's background
+    # job ignores SIGINT: a daemon that inherited either would not end on its stop's SIGTERM or on a Ctrl-C sent to it.
+    status = tmp_path / "status"
+    daemon = tmp_path / "signal-daemon"
+    daemon.write_text(textwrap.dedent(f"""\
+        #!/usr/bin/env python3
+        import signal, time
+        with open({str(status)!r}, "w") as out:
+            print(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])), file=out)
+            print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, signal.getsignal(signal.SIGTERM) is signal.SIG_DFL,
+                  file=out)
+        time.sleep(30)
+        """))
+    daemon.chmod(0o755)
+
+    def blocked_and_ignoring():
+        signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    started = subprocess.run([str(SUPERVISOR), "start", "d", "--settle", "0.3", "--match", str(daemon), "--",
+                              str(daemon)], capture_output=True, text=True, timeout=60, preexec_fn=blocked_and_ignoring,
+                             env={**os.environ, "SPILLWAY_ROOT": str(tmp_path)})
+    try:
+        assert started.returncode == 0, started.stdout
+        deadline = time.monotonic() + 20
+        while len(status.read_text().splitlines() if status.exists() else []) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        blocked, flags = status.read_text().splitlines()
+        assert blocked == "[]"                   # no signal blocked
+        assert flags == "False True"             # Ctrl-C not ignored, SIGTERM at its default: the process ends
+        stopped = supervise(tmp_path, "stop", "d", "--timeout", "5")
+        assert stopped.stdout.startswith("stopped d"), stopped.stdout
+    finally:
+        supervise(tmp_path, "stop", "d", "--timeout", "5")
