@@ -12,9 +12,9 @@ from spillway import PLAYBOOKS
 SUPERVISOR = PLAYBOOKS / "roles/hadoop/files/spillway-daemon"
 
 
-def supervise(root, *args):
+def supervise(root, *args, **run):
     return subprocess.run([str(SUPERVISOR), *args], capture_output=True, text=True, timeout=60,
-                          env={**os.environ, "SPILLWAY_ROOT": str(root)})
+                          env={**os.environ, "SPILLWAY_ROOT": str(root)}, **run)
 
 
 def script(path, body):
@@ -75,9 +75,8 @@ def test_a_daemon_gets_every_signal_unblocked_at_its_default_whatever_its_starte
         signal.pthread_sigmask(signal.SIG_BLOCK, set(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP})
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
-    started = subprocess.run([str(SUPERVISOR), "start", "d", "--settle", "0.3", "--match", str(daemon), "--",
-                              str(daemon)], capture_output=True, text=True, timeout=60, preexec_fn=blocked_and_ignoring,
-                             env={**os.environ, "SPILLWAY_ROOT": str(tmp_path)})
+    started = supervise(tmp_path, "start", "d", "--settle", "0.3", "--match", str(daemon), "--", str(daemon),
+                        preexec_fn=blocked_and_ignoring)
     try:
         assert started.returncode == 0, started.stdout
         deadline = time.monotonic() + 20

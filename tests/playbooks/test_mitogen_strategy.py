@@ -3,13 +3,10 @@ it would under Ansible's own. A real play on inventories/local (the local connec
 machine) reads its command's CPU list from /proc; nothing of a cluster is touched. (What the daemons such a play
 starts get of signals is the supervisor's: tests/playbooks/test_daemon_supervisor.py.)"""
 import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-from spillway import REPO
+from spillway.ansible import run_playbook
 
 PLAY = """
 - name: What a task's command inherits
@@ -27,10 +24,8 @@ def inherited(tmp_path, strategy):
     playbook = tmp_path / f"{strategy}.yml"
     out = tmp_path / f"{strategy}.status"
     playbook.write_text(PLAY.format(strategy=strategy, out=out))
-    done = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", "inventories/local",
-                           str(playbook)], cwd=REPO, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1"})
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    done = run_playbook("local", playbook, {}, tmp_path / f"{strategy}.log")
+    assert done.ok, done.log_path.read_text()[-3000:]
     return dict(line.split(":\t", 1) for line in out.read_text().splitlines())
 
 
