@@ -13,6 +13,12 @@ from spillway import PLAYBOOKS, REPO
 RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+"
                    r"unreachable=(?P<unreachable>\d+)\s+failed=(?P<failed>\d+)")
 FAILURE_START = re.compile(r"^(fatal|failed): \[(?P<host>[^\]]+)\]")
+UNREACHABLE = re.compile(r"^fatal: \[(?P<host>[^\]]+)\]: UNREACHABLE!")
+CHANGED = re.compile(r"^changed: \[(?P<host>[^\]]+)\]")
+TASK_START = re.compile(r"^TASK \[")
+PLAY_START = re.compile(r"^PLAY \[(?P<name>.*)\] \**$")
+# the spillway_timing callback's line (playbooks/callback_plugins/spillway_timing.py)
+TIMING = re.compile(r"^timing:\s+[\d.]+ s  ")
 # Seconds an interrupted ansible-playbook gets to stop its tasks before its process group is killed.
 STOP_GRACE_S = 30
 
@@ -46,11 +52,8 @@ def _failures(lines):
     return excerpts
 
 
-def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
-    """ansible-playbook -i inventories/<inventory> playbooks/<playbook> with extra vars; output to log_path."""
-    log_path = Path(log_path)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    vars_file = log_path.with_suffix(".vars.json")
+def _command_and_env(inventory, playbook, extra_vars, vars_file, check=False):
+    """The ansible-playbook command line and environment for a playbook run, its extra vars written to vars_file."""
     vars_file.write_text(json.dumps(extra_vars, indent=2, default=str))
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(REPO / "inventories" / inventory),
@@ -58,20 +61,110 @@ def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
     if check:
         command.append("--check")
     env = {**os.environ, "ANSIBLE_CONFIG": str(REPO / "ansible.cfg"), "ANSIBLE_NOCOLOR": "1",
-           "ANSIBLE_FORCE_COLOR": "0"}
+           "ANSIBLE_FORCE_COLOR": "0", "PYTHONUNBUFFERED": "1"}
+    return command, env
+
+
+def _start(command, env, stdout):
+    # Its own process group: a stop signal sent to the bench alone (or to the bench's group, which no longer
+    # holds it) reaches Ansible only as the Ctrl-C the bench forwards, so every stop ends Ansible the same way.
+    return subprocess.Popen(command, cwd=REPO, env=env, stdout=stdout, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
+    """ansible-playbook -i inventories/<inventory> playbooks/<playbook> with extra vars; output to log_path."""
+    log_path = Path(log_path)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    command, env = _command_and_env(inventory, playbook, extra_vars, log_path.with_suffix(".vars.json"), check)
     with open(log_path, "a") as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
-        # Its own process group: a stop signal sent to the bench alone (or to the bench's group, which no longer
-        # holds it) reaches Ansible only as the Ctrl-C the bench forwards, so every stop ends Ansible the same way.
-        proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        proc = _start(command, env, log)
         try:
             returncode = proc.wait()
         except BaseException:
             stop_process_group(proc)
             raise
     return summarise(log_path.read_text(errors="replace").splitlines(), returncode, log_path)
+
+
+@dataclass
+class PartEvent:
+    """A part of a playbook run in parts (run_playbook_in_parts): its start (`result` None), or its end."""
+    part: str
+    result: PlaybookResult | None = None
+
+
+def run_playbook_in_parts(inventory, playbook, extra_vars, parts, part_of_play, log_path_of):
+    """One ansible-playbook run whose plays make up `parts` (names, in the order the plays run; `part_of_play(play
+    name)` gives a play's part, or None for a play that belongs to the part before it). Each part's output goes to a
+    log of its own, `log_path_of(part)`, as if it had been a playbook run of its own, and a PartEvent is yielded as
+    each part starts and as it ends, while the run goes on. The first part starts with the run; its log holds the
+    command line, and its extra vars are beside it. A part that failed on a host ends the parts: the run's later
+    output stays in that part's log (the plays after it end themselves, see workload-step.yml). Ctrl-C
+    (KeyboardInterrupt) stops the run as run_playbook does and goes on, the open part's log holding what was
+    written."""
+    first = Path(log_path_of(parts[0]))
+    first.parent.mkdir(parents=True, exist_ok=True)
+    command, env = _command_and_env(inventory, playbook, extra_vars, first.with_suffix(".vars.json"))
+    part, lines, log = parts[0], [], open(first, "a")
+
+    def write(line):
+        log.write(line + "\n")
+        log.flush()
+        lines.append(line)
+
+    write(f"$ {' '.join(command)}")
+    proc, ended = None, False
+    coming, held = None, []  # a later part whose play began, and its lines until it starts
+
+    def switch():
+        """The part whose play began starts (and the one before ends), unless the one before failed."""
+        nonlocal part, lines, log, ended, coming, held
+        result = summarise_part(lines, 0, log_path_of(part))
+        if result.ok:
+            yield PartEvent(part, result)
+            log.close()
+            part, lines, log = coming, [], open(log_path_of(coming), "a")
+            yield PartEvent(part)
+        else:
+            ended = True
+        for line in held:
+            write(line)
+        coming, held = None, []
+
+    try:
+        proc = _start(command, env, subprocess.PIPE)
+        yield PartEvent(part)
+        for raw in iter(proc.stdout.readline, b""):
+            line = raw.decode(errors="replace").rstrip("\n")
+            play = PLAY_START.match(line)
+            if coming is None:
+                if play and not ended and part_of_play(play["name"]) in parts[parts.index(part) + 1:]:
+                    coming, held = part_of_play(play["name"]), [line]
+                else:
+                    write(line)
+            elif TIMING.match(line):
+                # The timing callback times a task once the next one's header is out: the first timing line in a
+                # part's play is of the last task of the part before.
+                write(line)
+                yield from switch()
+            elif TASK_START.match(line) and any(TASK_START.match(earlier) for earlier in held):
+                yield from switch()  # a second task began and no timing line was due
+                write(line)
+            else:
+                held.append(line)
+        returncode = proc.wait()
+        if coming is not None:
+            yield from switch()
+    except BaseException:
+        if proc is not None:
+            stop_process_group(proc)
+        raise
+    finally:
+        log.close()
+    yield PartEvent(part, summarise_part(lines, returncode, log_path_of(part)))
 
 
 def stop_process_group(proc, grace_s=STOP_GRACE_S):
@@ -126,6 +219,25 @@ def summarise(lines, returncode, log_path):
             result.changed += int(match["changed"])
             if int(match["unreachable"]):
                 result.unreachable.append(match["host"])
+    return result
+
+
+def summarise_part(lines, returncode, log_path):
+    """summarise() for a part of a playbook run (run_playbook_in_parts), which has no recap of its own: changes
+    counted as the recap counts them (a task that changed a host once, whatever its loop items), unreachable hosts
+    from their task results. Failed when a task failed in it, or when it is the run's last part and the run did."""
+    result = PlaybookResult(returncode=returncode, log_path=Path(log_path), failures=_failures(lines))
+    task, changed = 0, set()
+    for line in lines:
+        if TASK_START.match(line):
+            task += 1
+        elif CHANGED.match(line):
+            changed.add((task, CHANGED.match(line)["host"]))
+        elif UNREACHABLE.match(line) and UNREACHABLE.match(line)["host"] not in result.unreachable:
+            result.unreachable.append(UNREACHABLE.match(line)["host"])
+    result.changed = len(changed)
+    if result.returncode == 0 and (result.failures or result.unreachable):
+        result.returncode = 2  # ansible-playbook's code for failed hosts, which the run will end with
     return result
 
 

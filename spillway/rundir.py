@@ -40,6 +40,7 @@ def git_state():
 
 class StepFailed(Exception):
     """A step failed; the message says what and where to look."""
+    part = None  # the part of a workload run that failed (prepare, run, validate...: spillway/runner.py), if one did
 
 
 class RunNotResumable(Exception):
@@ -121,6 +122,7 @@ class RunDirectory:
     def __init__(self, path, manifest):
         self.path = Path(path)
         self.manifest = manifest
+        self._step_clocks = {}  # id of a running step's entry -> time.monotonic() at its start
 
     @classmethod
     def create(cls, run_id, **facts):
@@ -208,30 +210,42 @@ class RunDirectory:
 
     @contextmanager
     def step(self, name, record=None, **details):
-        """Record a step's start, end, duration and status in `record` (default: the run's steps)."""
+        """Record a step's start, end, duration and status in `record` (default: the run's steps), around a block."""
+        entry = self.begin_step(name, record, **details)
+        status, error = "running", None
+        try:
+            yield entry
+            status = "ok"
+        except KeyboardInterrupt:
+            status = "interrupted"
+            raise
+        except StepFailed as err:
+            status, error = "failed", str(err)
+            raise
+        except Exception as err:
+            status, error = "failed", f"{type(err).__name__}: {err}"
+            raise
+        finally:
+            self.end_step(entry, status, error)
+
+    def begin_step(self, name, record=None, **details):
+        """A step's manifest entry in `record` (default: the run's steps), running from now until end_step(): for a
+        step that does not fit a block of code (the parts of one Ansible run, spillway/runner.py)."""
         entry = {"name": name, "status": "running", "started_at": utc_now(), "ended_at": None,
                  "duration_s": None, **details}
         (self.manifest["steps"] if record is None else record).append(entry)
+        self._step_clocks[id(entry)] = time.monotonic()
         self.save()
-        start = time.monotonic()
-        try:
-            yield entry
-            entry["status"] = "ok"
-        except KeyboardInterrupt:
-            entry["status"] = "interrupted"
-            raise
-        except StepFailed as err:
-            entry["status"] = "failed"
-            entry["error"] = str(err)
-            raise
-        except Exception as err:
-            entry["status"] = "failed"
-            entry["error"] = f"{type(err).__name__}: {err}"
-            raise
-        finally:
-            entry["ended_at"] = utc_now()
-            entry["duration_s"] = round(time.monotonic() - start, 3)
-            self.save()
+        return entry
+
+    def end_step(self, entry, status, error=None):
+        """A step begun by begin_step() ends with `status` (ok, failed, interrupted) and, when failed, its error."""
+        entry["status"] = status
+        if error is not None:
+            entry["error"] = error
+        entry["ended_at"] = utc_now()
+        entry["duration_s"] = round(time.monotonic() - self._step_clocks.pop(id(entry)), 3)
+        self.save()
 
     def finish(self, status):
         self.manifest["status"] = status

@@ -9,12 +9,13 @@ import json
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
 from spillway import REPO, clusterlock, inventory as inventory_mod, provisioning, versions as versions_mod
 from spillway import workloads as workloads_mod
-from spillway.ansible import first_message, known_causes, run_playbook
+from spillway.ansible import first_message, known_causes, run_playbook, run_playbook_in_parts
 from spillway.console import Tail, indent, say
 from spillway.host_preflight import check_hosts
 from spillway.monitoring import Monitoring, WorkloadMonitor
@@ -24,6 +25,23 @@ from spillway.plan import parse_cores, placements, steps_with_commands
 from spillway.resume import Resuming
 from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
 from spillway.stopping import StopSignals, stop_signals_interrupt
+
+
+@dataclass
+class RecordedStep:
+    """A step of the bench while it runs: its progress line, manifest entry, log echo and monotonic start."""
+    line: str
+    entry: dict
+    tail: Tail
+    started: float
+
+
+def _part_of_play(play_name):
+    """The part of a workload run a play of playbooks/workload-run.yml is (its play names), or None."""
+    if play_name == "Begin a workload run":
+        return "begin"
+    _, separator, step = play_name.partition("Workload step: ")
+    return step if separator and step in workloads_mod.STEPS else None
 
 
 class Bench(Resuming):
@@ -89,11 +107,16 @@ class Bench(Resuming):
         return Path(self.inventory.spillway_root(self.inventory.hosts[0]))
 
     def _play(self, playbook, log_name, **extra_vars):
+        return run_playbook(self.inventory.name, playbook, self._playbook_vars(**extra_vars),
+                            self.run.path / LOGS / f"{log_name}.log")
+
+    def _playbook_vars(self, **extra_vars):
+        """The extra vars of every playbook this bench runs: the run, the placement, the monitoring override."""
         extra = {"run_id": self.run.manifest["run_id"], "run_dir": str(self.run.path), **extra_vars}
         if self.placement:  # extra vars beat group_vars: every playbook sees the placement being measured
             extra["spillway_placement"] = self.placement
         extra.update(self._monitoring_vars())
-        return run_playbook(self.inventory.name, playbook, extra, self.run.path / LOGS / f"{log_name}.log")
+        return extra
 
     def _monitoring_vars(self):
         """The MONITORING=0/1 override as extra vars, for every playbook this bench runs (none without one)."""
@@ -103,26 +126,50 @@ class Bench(Resuming):
         self.step_no += 1
         return f"[{self.step_no:>2}/{self.total_steps}] {label}"
 
-    def _timed_play(self, label, playbook, log_name, record=None, step_host=None, **extra_vars):
-        """Run a playbook as a recorded step with a progress line; raise StepFailed on failure. A workload step's
-        log is echoed from `step_host`, the first host running its first command."""
+    def _timed_play(self, label, playbook, log_name, record=None, **extra_vars):
+        """Run a playbook as a recorded step with a progress line; raise StepFailed on failure."""
+        step = self._step_started(label, record, Tail(None, label))
+        try:
+            result = self._play(playbook, log_name, **extra_vars)
+        except BaseException as err:
+            self._step_ended(step, error=err)
+            raise
+        self._step_ended(step, result)
+        return result
+
+    def _step_started(self, label, record, tail):
+        """A recorded step begins: its progress line, its manifest entry, and `tail` echoing its log."""
         line = self._progress(label)
         say(f"{line} ...")
-        tail = Tail(None, label)
-        if step_host:
-            step_log = (Path(self.inventory.spillway_root(step_host)) / "runs" / self.run.manifest["run_id"]
-                        / "workload" / extra_vars["workload_id"] / f"{extra_vars['step']}.log")
-            tail = Tail(step_log, label, None if self.inventory.all_local else self.inventory.ssh_command(step_host))
         tail.start()
-        started = time.monotonic()
-        with self.run.step(label, record=record) as entry:
-            try:
-                result = self._play(playbook, log_name, **extra_vars)
-            finally:
-                tail.stop()
-            self._record_play(entry, result, line, started)
-        say(f"{line}: ok ({entry['duration_s']:.1f} s{', ' + str(result.changed) + ' changed' if result.changed else ''})")
-        return result
+        return RecordedStep(line, self.run.begin_step(label, record=record), tail, time.monotonic())
+
+    def _step_ended(self, step, result=None, error=None):
+        """A step begun by _step_started ends: with its playbook's `result` (StepFailed, its causes and fixes said,
+        when it failed), or interrupted by `error` (Ctrl-C, or any exception, recorded as _record_play's caller
+        would see it)."""
+        step.tail.stop()
+        if error is not None:
+            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+            self.run.end_step(step.entry, status, None if status == "interrupted" else f"{type(error).__name__}: {error}")
+            return
+        try:
+            self._record_play(step.entry, result, step.line, step.started)
+        except StepFailed as err:
+            self.run.end_step(step.entry, "failed", str(err))
+            raise
+        self.run.end_step(step.entry, "ok")
+        say(f"{step.line}: ok ({step.entry['duration_s']:.1f} s"
+            f"{', ' + str(result.changed) + ' changed' if result.changed else ''})")
+
+    def _step_tail(self, label, workload_id, step, commands):
+        """A workload step's log echoed from the first host running its first command (no echo for a begin)."""
+        host = (self.inventory.groups[commands[0]["hosts"]] or [None])[0] if commands else None
+        if not host:
+            return Tail(None, label)
+        step_log = (Path(self.inventory.spillway_root(host)) / "runs" / self.run.manifest["run_id"] / "workload"
+                    / workload_id / f"{step}.log")
+        return Tail(step_log, label, None if self.inventory.all_local else self.inventory.ssh_command(host))
 
     def _record_play(self, entry, result, line, started):
         """A step's playbook outcome into its manifest entry; StepFailed, with its causes and fixes, on failure."""
@@ -361,28 +408,16 @@ class Bench(Resuming):
         else:
             self.run.manifest["workloads"].append(record)
         say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
-        status, step = "failed", "begin"
+        status = "failed"
         self.collectors_running = wid  # stop is harmless for collectors that never started
         monitor = WorkloadMonitor(self.monitoring, self.run.manifest["run_id"], self.run.path, record)
         try:
             monitor.begin()  # start marker, exporter check: warnings only, never a failure
-            self._timed_play(f"{wid}: health check, {'drop caches, ' if self.drop_caches else ''}start collectors",
-                             "workload-begin.yml", f"{wid}.begin", record=record["steps"], workload_id=wid,
-                             drop_caches=self.drop_caches)
-            for step in steps_with_commands(workload, params):
-                commands = workload.commands(step, params)
-                self._timed_play(f"{wid}: {step}", "workload-step.yml", f"{wid}.{step}",
-                                 record=record["steps"], step_host=(self.inventory.groups[commands[0]["hosts"]] or [None])[0],
-                                 workload_name=workload.name, workload_id=wid, step=step,
-                                 params=params, commands=commands,
-                                 executor_cores=instance.executor_cores or "",
-                                 spark_version=versions["spark"],
-                                 pushgateway_url=self.monitoring.pushgateway_url or "",
-                                 host_backends=self._host_backends())
+            self._begin_and_steps(instance, record, versions)
             status = "ok"
-        except StepFailed:
+        except StepFailed as failure:
             # A run whose output failed its check is kept and flagged, never counted as a result.
-            if step == "validate":
+            if failure.part == "validate":
                 status = "invalid"
                 say(f"   {wid}: INVALID: validation failed; results kept and flagged in the manifest and report")
         except KeyboardInterrupt:
@@ -396,6 +431,44 @@ class Bench(Resuming):
             record["ended_at"] = utc_now()
             self.run.save()
         return status == "ok"
+
+    def _begin_and_steps(self, instance, record, versions):
+        """A workload run's begin (health check, caches, collectors start) and its steps, in one Ansible run
+        (playbooks/workload-run.yml): each part a recorded step with its progress line and log, as _timed_play
+        records a playbook. StepFailed for the first part that failed, its `part` set; no later step runs."""
+        workload, wid, params = instance.workload, instance.id, instance.params
+        steps = steps_with_commands(workload, params)
+        commands = {step: workload.commands(step, params) for step in steps}
+        labels = {"begin": f"{wid}: health check, {'drop caches, ' if self.drop_caches else ''}start collectors",
+                  **{step: f"{wid}: {step}" for step in steps}}
+        extra = self._playbook_vars(
+            workload_id=wid, drop_caches=self.drop_caches, workload_name=workload.name, params=params,
+            steps=steps, step_commands=commands, executor_cores=instance.executor_cores or "",
+            spark_version=versions["spark"], pushgateway_url=self.monitoring.pushgateway_url or "",
+            host_backends=self._host_backends())
+        run = run_playbook_in_parts(self.inventory.name, "workload-run.yml", extra, ["begin", *steps],
+                                    _part_of_play, lambda part: self.run.path / LOGS / f"{wid}.{part}.log")
+        failure, step = None, None
+        try:
+            for event in run:
+                if event.result is None:
+                    label = labels[event.part]
+                    step = self._step_started(label, record["steps"],
+                                              self._step_tail(label, wid, event.part, commands.get(event.part)))
+                    continue
+                ending, step = step, None
+                try:
+                    self._step_ended(ending, event.result)
+                except StepFailed as err:
+                    err.part, failure = event.part, err
+        except BaseException as err:
+            if step is not None:
+                self._step_ended(step, error=err)
+            raise
+        finally:
+            run.close()  # when the runner itself was interrupted between two parts: Ansible is stopped too
+        if failure:
+            raise failure
 
     def _versions_of(self, instance):
         """Every component's release a workload run ran on, for its manifest record: Spark, Scala and Hadoop as

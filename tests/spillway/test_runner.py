@@ -1,8 +1,10 @@
 """How a bench expands into workload runs: placements, core counts, warm-up and repetitions, parameter
 overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real."""
+import re
 from types import SimpleNamespace
 
 import pytest
+import yaml
 
 from spillway.__main__ import main
 from spillway.plan import other_placement, parse_cores, with_storage_probe
@@ -250,3 +252,19 @@ def test_make_bench_without_workloads_placements_cores_or_repetitions_runs_the_p
     out = capsys.readouterr().out
     assert ("storage probe of the default bench: terasort-spark-hdfs_ssd-local_hdd" in out) is probe, out
     assert ("terasort-spark-hdfs_ssd-local_hdd: prepare, run, validate (hdfs=ssd, local=hdd)" in out) is probe
+
+
+def test_a_workload_runs_plays_are_its_begin_then_one_per_step_in_the_order_steps_run():
+    # the bench splits workload-run.yml's output by play names (runner._part_of_play): a step missing from the
+    # playbook, or a renamed play, would leave its output in the part before it
+    from spillway import PLAYBOOKS
+    from spillway.runner import _part_of_play
+    from spillway.workloads import STEPS
+    imports = yaml.safe_load((PLAYBOOKS / "workload-run.yml").read_text())
+    assert [i["ansible.builtin.import_playbook"] for i in imports] == ["workload-begin.yml"] + ["workload-step.yml"] * 3
+    assert [i.get("vars", {}).get("step") for i in imports[1:]] == list(STEPS)
+    (begin,) = yaml.safe_load((PLAYBOOKS / "workload-begin.yml").read_text())
+    (step,) = yaml.safe_load((PLAYBOOKS / "workload-step.yml").read_text())
+    assert _part_of_play(begin["name"]) == "begin"
+    assert [_part_of_play(re.sub(r"\{\{.*\}\}", s, step["name"])) for s in STEPS] == list(STEPS)
+    assert _part_of_play("End a workload run") is None and _part_of_play("Workload step: other") is None
