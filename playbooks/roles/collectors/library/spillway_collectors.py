@@ -3,9 +3,10 @@
 
 One run instead of one task per collector and per folder: every Ansible task costs a module start (0.2-0.7 s on a
 loaded 2-core host), and a bench starts and stops the collectors around every workload (issue 19). For each
-collector given, in order: `start` creates its output folder, owned by the user it runs as, then runs
+collector given: `start` creates its output folder, owned by the user it runs as, then runs
 `<install_dir>/<name>/<action>` with the contract's environment; a collector without `needs_root` runs as the
-unprivileged collect user with no way back to root (setpriv). The data devices come from the host's storage.json
+unprivileged collect user with no way back to root (setpriv). The collectors run all at once, each with its own time
+in the result. The data devices come from the host's storage.json
 (backends.*.device) unless `devices` overrides them. A collector never fails the bench: it exits 0 and writes
 collector-error.txt; what one printed on stderr or a non-zero exit is returned in `problems` (and shown as a
 warning), and the module fails only when a collector is not installed (provision installs them).
@@ -15,6 +16,7 @@ import json
 import os
 import pwd
 import subprocess
+import tempfile
 import time
 
 from ansible.module_utils.basic import AnsibleModule
@@ -75,8 +77,10 @@ def main():
               "SPILLWAY_DEVICES": " ".join(devices), "SPILLWAY_DEVICELESS_BACKENDS": " ".join(deviceless)}
     uid, gid = pwd.getpwnam(p["user"]).pw_uid, grp.getgrnam(p["group"]).gr_gid
     as_user = ["setpriv", f"--reuid={p['user']}", f"--regid={p['group']}", "--init-groups", "--no-new-privs", "--"]
-    ran, problems = [], []
     workload_id = p["contract_env"]["SPILLWAY_WORKLOAD_ID"]
+    # All at once: each is a short program of its own, most of it waiting (a block trace draining on stop, a
+    # sampler's first sample on start), and the collectors do not depend on each other.
+    launched = []
     for collector in p["collectors"]:
         name, privileged = collector["name"], collector.get("needs_root") is not None
         out = os.path.join(p["run_root"], name, workload_id)
@@ -85,14 +89,27 @@ def main():
             os.chown(out, 0 if privileged else uid, gid)
             os.chmod(out, 0o755)
         command = ([] if privileged else as_user) + [os.path.join(p["install_dir"], name, p["action"])]
-        started = time.monotonic()
-        proc = subprocess.run(command, env={**os.environ, **shared, "SPILLWAY_OUT": out}, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True)
+        stderr = tempfile.TemporaryFile(mode="w+")
+        launched.append({"name": name, "stderr": stderr, "started": time.monotonic(), "proc": subprocess.Popen(
+            command, env={**os.environ, **shared, "SPILLWAY_OUT": out}, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=stderr, text=True)})
+    ended = {}
+    while len(ended) < len(launched):
+        for item in launched:
+            if item["name"] not in ended and item["proc"].poll() is not None:
+                ended[item["name"]] = time.monotonic()
+        time.sleep(0.01)
+    ran, problems = [], []
+    for item in launched:
+        item["stderr"].seek(0)
+        stderr = item["stderr"].read().strip()
+        item["stderr"].close()
+        rc = item["proc"].returncode
         # each collector's own time, in the step's log: what a slow stop (a block trace draining) costs
-        ran.append({"name": name, "rc": proc.returncode, "seconds": round(time.monotonic() - started, 2),
-                    "stderr": proc.stderr.strip()})
-        if proc.returncode or proc.stderr.strip():
-            problems.append(f"collector {name} {p['action']}: exit {proc.returncode}: {proc.stderr.strip()[-2000:]}")
+        ran.append({"name": item["name"], "rc": rc, "seconds": round(ended[item["name"]] - item["started"], 2),
+                    "stderr": stderr})
+        if rc or stderr:
+            problems.append(f"collector {item['name']} {p['action']}: exit {rc}: {stderr[-2000:]}")
     for problem in problems:
         module.warn(problem)
     module.exit_json(changed=bool(ran), collectors=ran, problems=problems, devices=devices)

@@ -1,0 +1,57 @@
+"""Role collectors' module (playbooks/roles/collectors/library/spillway_collectors.py), run as Ansible runs a module
+(its arguments in a file), on collectors that are test scripts of the collector contract (docs/collectors.md): the
+collectors of a host run all at once, each with its own time and its own problems."""
+import json
+import subprocess
+import sys
+
+from spillway import PLAYBOOKS
+
+MODULE = PLAYBOOKS / "roles/collectors/library/spillway_collectors.py"
+# Each waits for the other's mark before it writes its own output: run one after the other, the first would wait
+# for the second until its 20 s are up and fail.
+MEETS = """#!/bin/sh
+touch "$SPILLWAY_OUT/../../{me}.here"
+for _ in $(seq 200); do [ -e "$SPILLWAY_OUT/../../{other}.here" ] && {{ echo met > "$SPILLWAY_OUT/met"; exit 0; }}; sleep 0.1; done
+echo "{me} never met {other}" >&2; exit 1
+"""
+
+
+def run_module(tmp_path, action, collectors):
+    arguments = tmp_path / f"{action}.json"
+    arguments.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
+        "action": action, "collectors": [{"name": name, "needs_root": "test"} for name in collectors],
+        "install_dir": str(tmp_path / "collectors"), "run_root": str(tmp_path / "run"),
+        "storage_json": str(tmp_path / "storage.json"), "user": "root", "group": "root",
+        "contract_env": {"SPILLWAY_ROOT": str(tmp_path), "SPILLWAY_RUN_ID": "r", "SPILLWAY_WORKLOAD_ID": "w",
+                         "SPILLWAY_WINDOW_START": "0"}}}))
+    proc = subprocess.run([sys.executable, str(MODULE), str(arguments)], capture_output=True, text=True, timeout=120)
+    return json.loads(proc.stdout)
+
+
+def install(tmp_path, name, action, script):
+    path = tmp_path / "collectors" / name / action
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(script)
+    path.chmod(0o755)
+
+
+def test_a_hosts_collectors_start_all_at_once_each_timed(tmp_path):
+    install(tmp_path, "one", "start", MEETS.format(me="one", other="two"))
+    install(tmp_path, "two", "start", MEETS.format(me="two", other="one"))
+    result = run_module(tmp_path, "start", ["one", "two"])
+    assert result["problems"] == [] and not result.get("failed"), result
+    assert [(c["name"], c["rc"]) for c in result["collectors"]] == [("one", 0), ("two", 0)]
+    assert all(0 < c["seconds"] < 20 for c in result["collectors"]), result["collectors"]
+    for name in ("one", "two"):
+        assert (tmp_path / "run" / name / "w" / "met").read_text() == "met\n"
+
+
+def test_what_a_collector_says_on_stderr_and_its_exit_are_its_own_problem(tmp_path):
+    install(tmp_path, "quiet", "stop", "#!/bin/sh\nexit 0\n")
+    install(tmp_path, "loud", "stop", "#!/bin/sh\necho 'no trace to drain' >&2\nexit 3\n")
+    result = run_module(tmp_path, "stop", ["quiet", "loud"])
+    assert not result.get("failed") and result["changed"]
+    assert result["problems"] == ["collector loud stop: exit 3: no trace to drain"]
+    assert [(c["name"], c["rc"], c["stderr"]) for c in result["collectors"]] == [
+        ("quiet", 0, ""), ("loud", 3, "no trace to drain")]
