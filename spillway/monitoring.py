@@ -212,6 +212,7 @@ class WorkloadMonitor:
         self.record, self.queries = record, queries  # queries: () -> [(id, expr, unit)]
         self.state = record["monitoring"] = {"archived": False, "gaps": [], "warnings": []}
         self.start = None
+        self.ended = False  # end() is called once the steps went well, and again by a runner interrupted after that
 
     def begin(self):
         self.start = time.time()
@@ -226,8 +227,9 @@ class WorkloadMonitor:
 
     def end(self, status):
         end = time.time()
-        if not self.monitoring.enabled or self.start is None:
+        if not self.monitoring.enabled or self.start is None or self.ended:
             return
+        self.ended = True
         self._push(end, status)
         try:
             queries = self.queries()

@@ -38,8 +38,8 @@ class RecordedStep:
 
 def _part_of_play(play_name):
     """The part of a workload run a play of playbooks/workload-run.yml is (its play names), or None."""
-    if play_name == "Begin a workload run":
-        return "begin"
+    if play_name in ("Begin a workload run", "End a workload run"):
+        return play_name.split()[0].lower()
     _, separator, step = play_name.partition("Workload step: ")
     return step if separator and step in workloads_mod.STEPS else None
 
@@ -408,12 +408,12 @@ class Bench(Resuming):
         else:
             self.run.manifest["workloads"].append(record)
         say(f"== {wid} ({workload.manifest['description']})" + (" [warm-up, not measured]" if instance.warmup else ""))
-        status = "failed"
+        status, ended = "failed", False
         self.collectors_running = wid  # stop is harmless for collectors that never started
         monitor = WorkloadMonitor(self.monitoring, self.run.manifest["run_id"], self.run.path, record)
         try:
             monitor.begin()  # start marker, exporter check: warnings only, never a failure
-            self._begin_and_steps(instance, record, versions)
+            ended = self._in_one_run(instance, record, versions, monitor)
             status = "ok"
         except StepFailed as failure:
             # A run whose output failed its check is kept and flagged, never counted as a result.
@@ -426,32 +426,38 @@ class Bench(Resuming):
         finally:
             # Runs on Ctrl-C too: collectors are stopped and fetched before the interrupt goes on.
             record["status"] = status
-            monitor.end(status)  # end marker, then the Prometheus series of the window into raw/prometheus/
-            self._collectors_stop_and_fetch(wid, record)
+            if not ended:
+                monitor.end(status)  # end marker, then the Prometheus series of the window into raw/prometheus/
+                self._collectors_stop_and_fetch(wid, record)
             record["ended_at"] = utc_now()
             self.run.save()
         return status == "ok"
 
-    def _begin_and_steps(self, instance, record, versions):
-        """A workload run's begin (health check, caches, collectors start) and its steps, in one Ansible run
-        (playbooks/workload-run.yml): each part a recorded step with its progress line and log, as _timed_play
-        records a playbook. StepFailed for the first part that failed, its `part` set; no later step runs."""
+    def _in_one_run(self, instance, record, versions, monitor):
+        """A workload run's begin (health check, caches, collectors start), steps and, when they all went well, its
+        end, in one Ansible run (playbooks/workload-run.yml): each part a recorded step with its progress line and
+        log, as _timed_play records a playbook. True when the end ran in it; StepFailed, its `part` set, for the
+        first part before the end that failed (no later step runs, and the caller ends the run on its own)."""
         workload, wid, params = instance.workload, instance.id, instance.params
         steps = steps_with_commands(workload, params)
         commands = {step: workload.commands(step, params) for step in steps}
         labels = {"begin": f"{wid}: health check, {'drop caches, ' if self.drop_caches else ''}start collectors",
-                  **{step: f"{wid}: {step}" for step in steps}}
+                  **{step: f"{wid}: {step}" for step in steps}, "end": self._end_label(wid)}
         extra = self._playbook_vars(
             workload_id=wid, drop_caches=self.drop_caches, workload_name=workload.name, params=params,
             steps=steps, step_commands=commands, executor_cores=instance.executor_cores or "",
             spark_version=versions["spark"], pushgateway_url=self.monitoring.pushgateway_url or "",
             host_backends=self._host_backends())
-        run = run_playbook_in_parts(self.inventory.name, "workload-run.yml", extra, ["begin", *steps],
+        run = run_playbook_in_parts(self.inventory.name, "workload-run.yml", extra, ["begin", *steps, "end"],
                                     _part_of_play, lambda part: self.run.path / LOGS / f"{wid}.{part}.log")
-        failure, step = None, None
+        failure, step, ended = None, None, False
         try:
             for event in run:
                 if event.result is None:
+                    if event.part == "end":
+                        # every step went well: the end marker and the window's series, while the end play begins
+                        record["status"] = "ok"
+                        monitor.end("ok")
                     label = labels[event.part]
                     step = self._step_started(label, record["steps"],
                                               self._step_tail(label, wid, event.part, commands.get(event.part)))
@@ -460,7 +466,12 @@ class Bench(Resuming):
                 try:
                     self._step_ended(ending, event.result)
                 except StepFailed as err:
-                    err.part, failure = event.part, err
+                    if event.part != "end":
+                        err.part, failure = event.part, err
+                    else:
+                        self._end_failed(wid, record, err)
+                if event.part == "end":
+                    self.collectors_running, ended = None, True
         except BaseException as err:
             if step is not None:
                 self._step_ended(step, error=err)
@@ -469,6 +480,7 @@ class Bench(Resuming):
             run.close()  # when the runner itself was interrupted between two parts: Ansible is stopped too
         if failure:
             raise failure
+        return ended
 
     def _versions_of(self, instance):
         """Every component's release a workload run ran on, for its manifest record: Spark, Scala and Hadoop as
@@ -478,15 +490,24 @@ class Bench(Resuming):
         versions["java"] = ((self.run.manifest["hosts"].get(controller) or {}).get("versions") or {}).get("java")
         return versions
 
+    @staticmethod
+    def _end_label(wid):
+        return f"{wid}: stop collectors, fetch outputs"
+
     def _collectors_stop_and_fetch(self, wid, record):
+        """playbooks/workload-end.yml on its own, for every host: after a failed step, Ctrl-C or a failed host."""
         try:
-            self._timed_play(f"{wid}: stop collectors, fetch outputs", "workload-end.yml", f"{wid}.end",
-                             record=record["steps"], workload_id=wid, workload_status=record["status"])
+            self._timed_play(self._end_label(wid), "workload-end.yml", f"{wid}.end", record=record["steps"],
+                             workload_id=wid, workload_status=record["status"])
         except StepFailed as err:
-            record.setdefault("warnings", []).append(str(err))
-            # the stop play failed before fetching: fetch on its own, so nothing collected is lost
-            self._play("collectors.yml", f"{wid}.fetch-after-failed-end", collectors_action="fetch", workload_id=wid)
+            self._end_failed(wid, record, err)
         self.collectors_running = None
+
+    def _end_failed(self, wid, record, err):
+        """A failed end is a warning of the workload run, never its failure."""
+        record.setdefault("warnings", []).append(str(err))
+        # the stop play failed before fetching: fetch on its own, so nothing collected is lost
+        self._play("collectors.yml", f"{wid}.fetch-after-failed-end", collectors_action="fetch", workload_id=wid)
 
     def _stop_collectors_quietly(self):
         if self.collectors_running:

@@ -261,10 +261,14 @@ def test_a_workload_runs_plays_are_its_begin_then_one_per_step_in_the_order_step
     from spillway.runner import _part_of_play
     from spillway.workloads import STEPS
     imports = yaml.safe_load((PLAYBOOKS / "workload-run.yml").read_text())
-    assert [i["ansible.builtin.import_playbook"] for i in imports] == ["workload-begin.yml"] + ["workload-step.yml"] * 3
-    assert [i.get("vars", {}).get("step") for i in imports[1:]] == list(STEPS)
+    assert [i["ansible.builtin.import_playbook"] for i in imports] == [
+        "workload-begin.yml", *["workload-step.yml"] * 3, "workload-end.yml"]
+    assert [i.get("vars", {}).get("step") for i in imports[1:4]] == list(STEPS)
+    # the end within the run comes only after steps that went well
+    assert imports[4]["vars"] == {"workload_status": "ok"}
     (begin,) = yaml.safe_load((PLAYBOOKS / "workload-begin.yml").read_text())
     (step,) = yaml.safe_load((PLAYBOOKS / "workload-step.yml").read_text())
-    assert _part_of_play(begin["name"]) == "begin"
+    (end,) = yaml.safe_load((PLAYBOOKS / "workload-end.yml").read_text())
+    assert (_part_of_play(begin["name"]), _part_of_play(end["name"])) == ("begin", "end")
     assert [_part_of_play(re.sub(r"\{\{.*\}\}", s, step["name"])) for s in STEPS] == list(STEPS)
-    assert _part_of_play("End a workload run") is None and _part_of_play("Workload step: other") is None
+    assert _part_of_play("Workload step: other") is None and _part_of_play("Record host facts") is None
