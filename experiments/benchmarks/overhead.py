@@ -5,10 +5,11 @@
 Issue 19's figure: the harness's overhead is every second of the bench not spent inside a workload's prepare, run
 or validate command. A command's time is its own task's timing line in the step's Ansible log (the spillway_timing
 callback: `timing: 75.77 s  Workload command: tpch run: ./tpch run`; its rows of the workload_commands table,
-analysis/parsers/step_logs.py), not the step's duration, which also holds the step playbook's start-up, shipping the
-job code and reading the storage layout. The rest is broken down by kind from the manifest's steps: the step
-playbooks around the commands, each workload's begin (health check, caches, collectors start) and end (leftover
-stop, collectors stop, fetch), provisioning, facts, preflight, report; what no step covers (the runner itself
+analysis/parsers/step_logs.py), not the step's duration, which also holds the step's other tasks (the step's
+environment, the page-cache steps, role common's checks). The rest is broken down by kind from the manifest's steps:
+the step plays around the commands (`step playbook around ...`: a workload run's begin, steps and end are one Ansible
+run since stop 43, whose start-up is in the begin), each workload's begin (health check, caches, collectors start)
+and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight, report; what no step covers (the runner itself
 between steps) is `between steps`. Nothing is run: it reads a run directory the bench wrote (its manifest.json and
 logs/), so before/after figures are the same command on two runs; given several, it prints them side by side.
 """
