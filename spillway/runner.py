@@ -150,8 +150,10 @@ class Bench(Resuming):
         would see it)."""
         step.tail.stop()
         if error is not None:
-            status = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
-            self.run.end_step(step.entry, status, None if status == "interrupted" else f"{type(error).__name__}: {error}")
+            if isinstance(error, KeyboardInterrupt):
+                self.run.end_step(step.entry, "interrupted")
+            else:
+                self.run.end_step(step.entry, "failed", f"{type(error).__name__}: {error}")
             return
         try:
             self._record_play(step.entry, result, step.line, step.started)

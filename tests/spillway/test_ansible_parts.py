@@ -21,8 +21,8 @@ def inventory(tmp_path):
 
 
 def run(inventory, tmp_path, **extra):
-    events = list(run_playbook_in_parts(str(inventory), str(PLAYBOOK), extra, PARTS,
-                                        lambda play: play.removeprefix("Part: "), lambda part: tmp_path / f"{part}.log"))
+    events = list(run_playbook_in_parts(str(inventory), str(PLAYBOOK), extra, PARTS, lambda play: play.removeprefix(
+        "Part: "), lambda part: tmp_path / f"{part}.log"))
     return [(e.part, None if e.result is None else e.result.ok) for e in events], \
         {e.part: e.result for e in events if e.result is not None}
 
