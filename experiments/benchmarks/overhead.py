@@ -11,7 +11,8 @@ the step plays around the commands (`step playbook around ...`: a workload run's
 run since stop 43, whose start-up is in the begin), each workload's begin (health check, caches, collectors start)
 and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight, report; what no step covers (the
 runner itself between steps) is `between steps`. Nothing is run: it reads a run directory the bench wrote (its
-manifest.json and logs/), so before/after figures are the same command on two runs; given several, it prints them side by side.
+manifest.json and logs/), so before/after figures are the same command on two runs; given several, it prints them
+side by side.
 """
 from __future__ import annotations
 
