@@ -43,6 +43,18 @@ class StepFailed(Exception):
     part = None  # the part of a workload run that failed (prepare, run, validate...: spillway/runner.py), if one did
 
 
+def step_outcome(err):
+    """(status, error) of a step that `err` ended: Ctrl-C interrupts it, a failure is recorded with its message, and
+    anything else (the interpreter exiting) leaves it running, as the manifest then last said."""
+    if isinstance(err, KeyboardInterrupt):
+        return "interrupted", None
+    if isinstance(err, StepFailed):
+        return "failed", str(err)
+    if isinstance(err, Exception):
+        return "failed", f"{type(err).__name__}: {err}"
+    return "running", None
+
+
 class RunNotResumable(Exception):
     """The run named for resuming is unknown or has nothing left to do; the message says which."""
 
@@ -216,14 +228,8 @@ class RunDirectory:
         try:
             yield entry
             status = "ok"
-        except KeyboardInterrupt:
-            status = "interrupted"
-            raise
-        except StepFailed as err:
-            status, error = "failed", str(err)
-            raise
-        except Exception as err:
-            status, error = "failed", f"{type(err).__name__}: {err}"
+        except BaseException as err:
+            status, error = step_outcome(err)
             raise
         finally:
             self.end_step(entry, status, error)

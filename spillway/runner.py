@@ -23,7 +23,7 @@ from spillway.notices import emulation_record
 from spillway import plan as plan_mod
 from spillway.plan import parse_cores, placements, steps_with_commands
 from spillway.resume import Resuming
-from spillway.rundir import RunDirectory, StepFailed, new_run_id, utc_now
+from spillway.rundir import RunDirectory, StepFailed, new_run_id, step_outcome, utc_now
 from spillway.stopping import StopSignals, stop_signals_interrupt
 
 
@@ -146,14 +146,10 @@ class Bench(Resuming):
 
     def _step_ended(self, step, result=None, error=None):
         """A step begun by _step_started ends: with its playbook's `result` (StepFailed, its causes and fixes said,
-        when it failed), or interrupted by `error` (Ctrl-C, or any exception, recorded as _record_play's caller
-        would see it)."""
+        when it failed), or ended early by `error`, recorded as RunDirectory.step() records it."""
         step.tail.stop()
         if error is not None:
-            if isinstance(error, KeyboardInterrupt):
-                self.run.end_step(step.entry, "interrupted")
-            else:
-                self.run.end_step(step.entry, "failed", f"{type(error).__name__}: {error}")
+            self.run.end_step(step.entry, *step_outcome(error))
             return
         try:
             self._record_play(step.entry, result, step.line, step.started)
