@@ -231,10 +231,10 @@ def summarise_part(lines, returncode, log_path):
     for line in lines:
         if TASK_START.match(line):
             task += 1
-        elif CHANGED.match(line):
-            changed.add((task, CHANGED.match(line)["host"]))
-        elif UNREACHABLE.match(line) and UNREACHABLE.match(line)["host"] not in result.unreachable:
-            result.unreachable.append(UNREACHABLE.match(line)["host"])
+        elif match := CHANGED.match(line):
+            changed.add((task, match["host"]))
+        elif (match := UNREACHABLE.match(line)) and match["host"] not in result.unreachable:
+            result.unreachable.append(match["host"])
     result.changed = len(changed)
     if result.returncode == 0 and (result.failures or result.unreachable):
         result.returncode = 2  # ansible-playbook's code for failed hosts, which the run will end with
