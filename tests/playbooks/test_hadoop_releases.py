@@ -1,6 +1,6 @@
 """The Hadoop releases Spillway installs (role common's hadoop_releases) and what role hadoop_install makes of each:
 the pom Ansible renders from its template (real Ansible, nothing installed), the Java each release needs against its
-own class files where this machine has the install, and preflight's java row for it."""
+own class files (recorded, and checked against the install where this machine has it), and preflight's java row for it."""
 import importlib.util
 import json
 import subprocess
@@ -80,15 +80,26 @@ def versions_of_role():
     return yaml.safe_load((ROLE / "defaults" / "main.yml").read_text())
 
 
-@pytest.mark.parametrize("release", versions.hadoop_releases())
-def test_java_min_is_the_java_of_the_release_s_own_class_files(release):
-    common = Path(f"/opt/spillway/hadoop-{release}/lib/hadoop-common-{release}.jar")
-    if not common.exists():
-        pytest.skip(f"Hadoop {release} is not installed on this machine (make setup of a cluster that runs it)")
-    with zipfile.ZipFile(common) as jar:
+# Each release's class file major version, recorded from its hadoop-common jar on Maven Central: every release is
+# checked on every machine, and an installed jar must agree with the record.
+CLASS_MAJORS = json.loads((REPO / "tests" / "fixtures" / "hadoop" / "hadoop-common-class-majors.json").read_text())
+
+
+def first_hadoop_class(jar_path):
+    """The name and class file major version of the jar's first org/apache/hadoop/ class."""
+    with zipfile.ZipFile(jar_path) as jar:
         name = next(n for n in jar.namelist() if n.startswith("org/apache/hadoop/") and n.endswith(".class"))
         header = jar.read(name)[:8]
-    assert int.from_bytes(header[6:8], "big") == CLASS_MAJOR[versions.hadoop_release(release)["java_min"]]
+    return name, int.from_bytes(header[6:8], "big")
+
+
+@pytest.mark.parametrize("release", versions.hadoop_releases())
+def test_java_min_is_the_java_of_the_release_s_own_class_files(release):
+    assert release in CLASS_MAJORS, f"record hadoop-common {release}'s class major in {CLASS_MAJORS['_recorded']}"
+    assert CLASS_MAJORS[release]["major"] == CLASS_MAJOR[versions.hadoop_release(release)["java_min"]]
+    common = Path(f"/opt/spillway/hadoop-{release}/lib/hadoop-common-{release}.jar")
+    if common.exists():
+        assert first_hadoop_class(common) == (CLASS_MAJORS[release]["class"], CLASS_MAJORS[release]["major"])
 
 
 def preflight():
