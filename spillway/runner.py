@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
@@ -316,6 +317,7 @@ class Bench(Resuming):
         self._provision_unless_unchanged(f"provision{label}", f"provision{suffix}")
         self._timed_play(f"facts{label}", "facts.yml", f"facts{suffix}")
         self._load_facts()
+        self._record_daemon_starts(f"provision{label}")
         if self.monitoring is None:
             self.monitoring = Monitoring.load(self.inventory, self._spillway_root(), self.run.path)
             say(f"  monitoring: {self.monitoring.describe()}")
@@ -382,6 +384,19 @@ class Bench(Resuming):
             storage = raw / "storage.json"
             facts["storage"] = json.loads(storage.read_text()) if storage.exists() else None
             self.run.manifest["hosts"][host] = facts
+        self.run.save()
+
+    def _record_daemon_starts(self, label):
+        """The provisioning step's `daemon_starts`: each supervised daemon it started and the CPU seconds that daemon
+        had spent by the facts step just after it (facts.yml's daemon_cpu), most of it its start-up and the ready
+        wait. A placement switch's JVM start-ups are most of its time on a small host (docs/performance.md)."""
+        entry = next(s for s in reversed(self.run.manifest["steps"]) if s["name"] == label)
+        since = datetime.fromisoformat(entry["started_at"]).timestamp() - 1.0  # the hosts' clocks, to a tick
+        entry["daemon_starts"] = [
+            {"host": host, "daemon": daemon, "cpu_s": read["cpu_s"]}
+            for host, facts in self.run.manifest["hosts"].items()
+            for daemon, read in sorted((facts.get("daemon_cpu") or {}).items())
+            if read.get("started_epoch_s", 0) >= since]
         self.run.save()
 
     def _host_backends(self):

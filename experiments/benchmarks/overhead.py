@@ -13,6 +13,10 @@ and end (leftover stop, collectors stop, fetch), provisioning, facts, preflight,
 runner itself between steps) is `between steps`. Nothing is run: it reads a run directory the bench wrote (its
 manifest.json and logs/), so before/after figures are the same command on two runs; given several, it prints them
 side by side.
+
+Below the breakdown, the floor under provisioning: the CPU seconds of the daemons the provisioning steps started
+(their `daemon_starts` in the manifest, read by the facts step after each), and the wall time that CPU needs at the
+least on their hosts' cores.
 """
 from __future__ import annotations
 
@@ -77,7 +81,28 @@ def breakdown(run_dir: Path) -> dict:
                 add(kind, took)
     add("between steps", wall - sum(kinds.values()))
     return {"wall_s": wall, "commands_s": commands, "overhead_pct": 100.0 * (wall - commands) / wall if wall else 0.0,
-            "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1]))}
+            "kinds": dict(sorted(kinds.items(), key=lambda kv: -kv[1])), "daemon_starts": daemon_starts(manifest)}
+
+
+def daemon_starts(manifest: dict) -> dict | None:
+    """{count, cpu_s, floor_s} of the daemons the bench's provisioning steps started (their `daemon_starts`, the
+    runner's, since 2026-11-28), or None for a bench that recorded none. cpu_s: their CPU seconds by the facts step
+    after each provisioning step, most of it JVM start-ups; floor_s: the wall time that CPU needs at the least, each
+    step's busiest host's share over its cores (hosts start theirs at once): no provisioning can take less without
+    starting fewer daemons or cheaper ones."""
+    steps = [s for s in manifest.get("steps", []) if "daemon_starts" in s]
+    if not steps:
+        return None
+    vcpus = {host: (facts or {}).get("vcpus") or 1 for host, facts in (manifest.get("hosts") or {}).items()}
+    count, cpu, floor = 0, 0.0, 0.0
+    for step in steps:
+        per_host: dict[str, float] = {}
+        for start in step["daemon_starts"]:
+            per_host[start["host"]] = per_host.get(start["host"], 0.0) + start["cpu_s"]
+            count += 1
+        cpu += sum(per_host.values())
+        floor += max((seconds / vcpus.get(host, 1) for host, seconds in per_host.items()), default=0.0)
+    return {"count": count, "cpu_s": cpu, "floor_s": floor}
 
 
 def render(run_dir: Path, figures: dict) -> str:
@@ -86,6 +111,11 @@ def render(run_dir: Path, figures: dict) -> str:
              f"overhead {figures['overhead_pct']:.1f} % (goal <= {GOAL_OVERHEAD_PCT:g} %)"]
     for kind, seconds in figures["kinds"].items():
         lines.append(f"  {kind:<52} {seconds:8.1f} s {100 * seconds / wall:6.1f} %")
+    starts = figures["daemon_starts"]
+    if starts:
+        lines.append(f"of provision: {starts['count']} daemon starts spent {starts['cpu_s']:.1f} s of CPU by the facts "
+                     f"after them, at least {starts['floor_s']:.1f} s of wall on their hosts' cores "
+                     f"({100 * starts['floor_s'] / wall:.1f} % of the bench)")
     return "\n".join(lines)
 
 
@@ -102,6 +132,10 @@ def render_side_by_side(runs: list[tuple[Path, dict]]) -> str:
                                                          for _, figures in runs))
     lines.append(f"{'overhead (goal <= ' + format(GOAL_OVERHEAD_PCT, 'g') + ' %)':<52}"
                  + "".join(f"{figures['overhead_pct']:>{width - 2}.1f} %" for _, figures in runs))
+    if any(figures["daemon_starts"] for _, figures in runs):
+        lines.append(f"{'daemon starts: wall at least (their CPU / cores)':<52}"
+                     + "".join(f"{(figures['daemon_starts'] or {}).get('floor_s', float('nan')):>{width - 2}.1f} s"
+                               for _, figures in runs))
     return "\n".join(lines)
 
 

@@ -50,3 +50,29 @@ def test_several_runs_print_side_by_side_one_column_each(tmp_path, capsys):
     assert overhead.split()[-4:] == ["38.7", "%", "38.7", "%"]
     provision = next(line for line in lines if line.startswith("provision"))
     assert provision.split()[1:] == ["56.1", "s", "56.1", "s"]
+
+
+# A bench of TeraSort on Spark under two placements on `local` (2026-11-28, `python -m spillway bench --cluster local
+# --workloads terasort --params engine=spark --repeat 1 --warmup 0 --placement "hdfs=hdd,local=ssd;hdfs=ssd,local=hdd"`,
+# the cluster's Hadoop daemons stopped first): a full provisioning, then a placement switch.
+SWITCH_RUN = REPO / "tests/fixtures/runs/placement-switch"
+
+
+def test_the_daemons_provisioning_started_and_their_cpu_give_the_floor_under_provisioning(capsys):
+    figures = breakdown(SWITCH_RUN)
+    starts = figures["daemon_starts"]
+    # the five Hadoop daemons of the full provisioning (9.0 s of CPU for the ResourceManager alone), then the
+    # switch's four: the readers of hdfs-site.xml and of the local dirs' file, not the ResourceManager
+    assert starts["count"] == 5 + 4
+    assert starts["cpu_s"] == pytest.approx(4.91 + 5.89 + 5.74 + 6.48 + 9.0 + 5.98 + 5.56 + 8.23 + 6.22)
+    assert starts["floor_s"] == pytest.approx(starts["cpu_s"] / 2)  # one host of 2 cores
+    assert starts["floor_s"] < figures["kinds"]["provision"]
+    assert main([str(SWITCH_RUN)]) == 0
+    assert ("of provision: 9 daemon starts spent 58.0 s of CPU by the facts after them, at least 29.0 s of wall on "
+            "their hosts' cores (16.8 % of the bench)") in capsys.readouterr().out
+
+
+def test_a_bench_that_recorded_no_daemon_starts_prints_no_floor(capsys):
+    assert breakdown(RUN)["daemon_starts"] is None  # bench-tiny, recorded before the runner kept them
+    assert main([str(RUN)]) == 0
+    assert "daemon starts" not in capsys.readouterr().out

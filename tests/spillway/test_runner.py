@@ -1,5 +1,6 @@
 """How a bench expands into workload runs: placements, core counts, warm-up and repetitions, parameter
-overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real."""
+overrides. Only the plan is built here (nothing is provisioned); the integration tests run it for real. And what a
+provisioning step records of the daemons it started."""
 import re
 from types import SimpleNamespace
 
@@ -272,3 +273,24 @@ def test_a_workload_runs_plays_are_its_begin_then_one_per_step_in_the_order_step
     assert (_part_of_play(begin["name"]), _part_of_play(end["name"])) == ("begin", "end")
     assert [_part_of_play(re.sub(r"\{\{.*\}\}", s, step["name"])) for s in STEPS] == list(STEPS)
     assert _part_of_play("Workload step: other") is None and _part_of_play("Record host facts") is None
+
+
+def test_a_provisioning_step_keeps_the_daemons_it_started_and_not_those_that_ran_before_it():
+    from datetime import datetime
+
+    def epoch(text):
+        return datetime.fromisoformat(f"2026-11-28T{text}+00:00").timestamp()
+
+    manifest = {"steps": [{"name": "provision", "started_at": "2026-11-28T06:00:00.000+00:00"},
+                          {"name": "provision (hdfs=ssd, local=hdd)", "started_at": "2026-11-28T06:05:00.000+00:00"}],
+                "hosts": {"w1": {"daemon_cpu": {"namenode": {"cpu_s": 5.7, "started_epoch_s": epoch("06:05:10")},
+                                                "datanode": {"cpu_s": 4.9, "started_epoch_s": epoch("06:04:59.5")},
+                                                "resourcemanager": {"cpu_s": 9.0, "started_epoch_s": epoch("06:00:20")}}},
+                          "master": {}}}
+    saved = []
+    bench = SimpleNamespace(run=SimpleNamespace(manifest=manifest, save=lambda: saved.append(True)))
+    Bench._record_daemon_starts(bench, "provision (hdfs=ssd, local=hdd)")
+    # the ResourceManager ran from the first provisioning on; a start half a second early is the clocks' tick
+    assert manifest["steps"][1]["daemon_starts"] == [{"host": "w1", "daemon": "datanode", "cpu_s": 4.9},
+                                                     {"host": "w1", "daemon": "namenode", "cpu_s": 5.7}]
+    assert "daemon_starts" not in manifest["steps"][0] and saved
