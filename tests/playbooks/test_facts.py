@@ -74,14 +74,21 @@ def test_facts_read_each_supervised_daemons_cpu_seconds_and_start_from_its_proce
     started = subprocess.run([*supervisor, "start", "busy", "--settle", "0", "--", str(busy)], capture_output=True,
                              text=True, timeout=60)
     assert started.returncode == 0, started.stdout
+    # a name the supervisor takes with a backslash in it: read as it is, not as an escape (awk -v would make it a tab)
+    odd = "idle\\t1"
+    started = subprocess.run([*supervisor, "start", odd, "--settle", "0", "--", "sleep", "120"], capture_output=True,
+                             text=True, timeout=60)
+    assert started.returncode == 0, started.stdout
     try:
         time.sleep(1.0)  # its half second of CPU spent
         run_dir = run_facts(tmp_path, root)
     finally:
-        subprocess.run([*supervisor, "stop", "busy", "--timeout", "5"], capture_output=True, timeout=60)
+        for name in ("busy", odd):
+            subprocess.run([*supervisor, "stop", name, "--timeout", "5"], capture_output=True, timeout=60)
     for host in ("ctl", "w1"):  # the same machine twice: both read the one daemon
         facts = json.loads((run_dir / "raw" / host / "facts.json").read_text())
         read = facts["daemon_cpu"]["busy"]
         assert 0.4 <= read["cpu_s"] <= 5, read
         assert before - 1 <= read["started_epoch_s"] <= before + 5, (read, before)
-        assert facts["daemon_users"] == {"busy": "root"}
+        assert facts["daemon_users"] == {"busy": "root", odd: "root"}
+        assert set(facts["daemon_cpu"]) == {"busy", odd} and facts["daemon_cpu"][odd]["cpu_s"] < 0.4
