@@ -94,7 +94,7 @@ SETUP_UNLESS_UNCHANGED = python3 -m spillway.setuprecord unchanged $(1) || $(MAK
 
 # RESUME=<run-id>: finish that run with the plan its manifest recorded: preflight and setup of the run's cluster,
 # then only the options written on make's command line are passed on (each must agree with the run's).
-RESUMED = $(shell python3 -m spillway.rundir resumable $(call shq,$(RESUME)) 2>/dev/null)
+RESUMED = $(shell python3 -m spillway.run_record resumable $(call shq,$(RESUME)) 2>/dev/null)
 given   = $(if $(filter command line environment,$(origin $(1))),--$(2) $(call shq,$($(1))))
 
 # DRY_RUN=1: the bench's full validation (inventory, workloads, parameters, sweeps) and its plan; nothing is touched.
@@ -108,7 +108,7 @@ BENCH = $(PY) -m spillway bench --cluster $(CLUSTER) --workloads $(call shq,$(WO
 # again once the venv is made.
 bench: $(if $(DRY_RUN),venv) ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
 ifdef RESUME
-	@python3 -m spillway.rundir resumable $(call shq,$(RESUME)) >/dev/null
+	@python3 -m spillway.run_record resumable $(call shq,$(RESUME)) >/dev/null
 	$(if $(DRY_RUN),,@python3 -m spillway.preflight $(RESUMED) --ports)
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(word 2,$(RESUMED)))
 	$(if $(DRY_RUN),,@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \

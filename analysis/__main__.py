@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import safeio
 from .parsers import eventlog
-from .rundir import resolve_run_dir
+from run_layout import resolve_run_dir
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -19,7 +19,7 @@ from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
 from .report import ReportSectionFailed
-from .rundir import FINDINGS, RESULTS_DIR, resolve_run_dir
+from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
 

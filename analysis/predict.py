@@ -6,7 +6,7 @@ from collections import Counter
 
 from . import devices
 from .formatting import number
-from .rundir import resolve_run_dir
+from run_layout import resolve_run_dir
 from .tables import run_tables
 from .models import iomodel
 

@@ -15,7 +15,7 @@ from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, render_page, rows
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
-from .rundir import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
+from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
 from .tables import read_tables
 
 

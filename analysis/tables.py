@@ -19,7 +19,7 @@ from .parsers import (blocktrace, diskstats, eventlog, fio, gluster_profile, ios
                       node_budget, pfs_client, prometheus, step_logs, storage, workload_results)
 from .parsers.collector_notes import read_note
 from .parsers.manifest import read_manifest
-from .rundir import RawOutput, raw_outputs, real_subdirectories, symlinks
+from run_layout import RawOutput, raw_outputs, real_subdirectories, symlinks
 
 # Spark event log tables: EventLog attribute -> table name.
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",

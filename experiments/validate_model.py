@@ -210,7 +210,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from analysis.rundir import resolve_run_dir
+    from run_layout import resolve_run_dir
 
     if args.profile_runs:
         resolve = lambda text: [resolve_run_dir(r) for r in workloads_mod.parse_list(text, ())]  # noqa: E731

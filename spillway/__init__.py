@@ -7,6 +7,6 @@ WORKLOADS = REPO / "workloads"
 COLLECTORS = REPO / "collectors"
 PLAYBOOKS = REPO / "playbooks"
 # Where runs are written and read: the run-directory layout the harness shares with the analysis.
-from analysis.rundir import RESULTS_DIR  # noqa: E402
+from run_layout import RESULTS_DIR  # noqa: E402
 
 RESULTS = RESULTS_DIR

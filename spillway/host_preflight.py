@@ -9,7 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from analysis.rundir import LOGS
+from run_layout import LOGS
 from spillway import INVENTORIES
 from spillway.ansible import first_message, run_playbook
 

@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from analysis.rundir import RAW
+from run_layout import RAW
 
 HTTP_TIMEOUT_S = 5
 DEFAULT_SCRAPE_INTERVAL_S = 2

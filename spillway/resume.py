@@ -7,7 +7,7 @@ from spillway.console import say
 from spillway.plan import DEFAULT_WORKLOADS, parse_cores, placements
 from spillway.versions import parse_versions
 from spillway.workload_groups import expand
-from spillway.rundir import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
+from spillway.run_record import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
                              utc_now)
 
 # A workload run that ended so is not run again on resume: its validation ran (an invalid one stays flagged).

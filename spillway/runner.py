@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from analysis.rundir import LOGS, MANIFEST, RAW, REPORT
+from run_layout import LOGS, MANIFEST, RAW, REPORT
 from spillway import REPO, clusterlock, inventory as inventory_mod, provisioning, versions as versions_mod
 from spillway import workloads as workloads_mod
 from spillway.ansible import first_message, known_causes, run_playbook, run_playbook_in_parts
@@ -24,7 +24,7 @@ from spillway.notices import emulation_record
 from spillway import plan as plan_mod
 from spillway.plan import parse_cores, placements, steps_with_commands
 from spillway.resume import Resuming
-from spillway.rundir import RunDirectory, StepFailed, new_run_id, step_outcome, utc_now
+from spillway.run_record import RunDirectory, StepFailed, new_run_id, step_outcome, utc_now
 from spillway.stopping import StopSignals, stop_signals_interrupt
 
 

@@ -11,7 +11,7 @@ from IPython.display import Image, Markdown, display
 from ..comparison import Run
 from ..parsers.manifest import workloads_table
 from ..parsers.manifest import load_manifest
-from ..rundir import RESULTS_DIR, resolve_run_dir
+from run_layout import RESULTS_DIR, resolve_run_dir
 from ..tables import run_tables
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import safeio
-from ..rundir import MANIFEST
+from run_layout import MANIFEST
 
 STEP_COLUMNS = ["scope", "workload_id", "name", "status", "started_at", "ended_at", "duration_s", "error"]
 EXPECTED_KEYS = ("run_id", "status", "cluster", "started_at", "ended_at", "storage", "emulation",

@@ -34,7 +34,7 @@ from typing import Iterator
 import pandas as pd
 
 from .. import safeio
-from ..rundir import LOGS, MANIFEST
+from run_layout import LOGS, MANIFEST
 
 TIMING = re.compile(r"^timing:\s+(?P<seconds>[\d.]+) s\s+(?P<task>.*)$")
 COMMAND_STEPS = ("prepare", "run", "validate")

@@ -1,1 +1,2 @@
-"""Benchmarks of the harness itself on a real cluster: they run benches and print figures (never timed tests)."""
+"""Benchmarks that print figures (never timed tests): the harness itself on a real cluster, the HDD model against its
+datasheet, and the analysis parsers' throughput."""

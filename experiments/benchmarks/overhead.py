@@ -28,7 +28,7 @@ from datetime import datetime
 from pathlib import Path
 
 from analysis.parsers.step_logs import COMMAND_STEPS, workload_commands_table
-from analysis.rundir import MANIFEST, resolve_run_dir
+from run_layout import MANIFEST, resolve_run_dir
 
 GOAL_OVERHEAD_PCT = 5.0
 

@@ -58,16 +58,16 @@ def test_report_of_latest_run_in_a_fresh_process(run_dir):
 
 
 def test_run_id_resolves_under_results(run_dir):
-    from analysis.rundir import resolve_run_dir
+    from run_layout import resolve_run_dir
     assert resolve_run_dir(run_dir.name, results_dir=run_dir.parent) == run_dir.resolve()
     assert resolve_run_dir(str(run_dir)) == run_dir.resolve()
 
 
 def test_unknown_run_names_existing_ones(tmp_path, capsys):
-    from analysis import rundir
+    import run_layout
     (tmp_path / "20260101-000000-local").mkdir()
     try:
-        rundir.resolve_run_dir("nope", results_dir=tmp_path)
+        run_layout.resolve_run_dir("nope", results_dir=tmp_path)
     except FileNotFoundError as error:
         assert "20260101-000000-local" in str(error)
     else:

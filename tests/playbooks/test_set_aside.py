@@ -1,10 +1,10 @@
 """playbooks/set-aside.yml, which a resume runs on remote hosts, moves a workload run's earlier outputs exactly as
-spillway.rundir.move_outputs_aside does on the machine (here both on the local inventory, over a scratch root)."""
+spillway.run_record.move_outputs_aside does on the machine (here both on the local inventory, over a scratch root)."""
 import json
 import subprocess
 
 from spillway import REPO
-from spillway.rundir import move_outputs_aside
+from spillway.run_record import move_outputs_aside
 
 RUN_ID = "20260101-000000-local"
 LAYOUT = ["iostat/terasort/iostat.json", "blocktrace/terasort/blocktrace.tsv", "workload/terasort/run.log",

@@ -90,7 +90,7 @@ def test_a_malformed_manifest_is_refused_for_resume_without_a_traceback(tmp_path
     run = tmp_path / "run"
     run.mkdir()
     (run / "manifest.json").write_text(manifest)
-    result = subprocess.run([sys.executable, "-m", "spillway.rundir", "resumable", str(run)], cwd=REPO,
+    result = subprocess.run([sys.executable, "-m", "spillway.run_record", "resumable", str(run)], cwd=REPO,
                             capture_output=True, text=True)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "cannot be resumed" in result.stderr

@@ -1,4 +1,4 @@
-"""spillway/ (the harness) imports neither the analysis nor the emulation, except analysis.rundir: the run directory's
+"""spillway/ (the harness) imports neither the analysis nor the emulation, except run_layout: the run directory's
 layout, which the harness writes and the analysis reads (one definition, standard library only); experiments/ is
 where the three meet."""
 import ast
@@ -6,7 +6,7 @@ import ast
 from spillway import REPO
 
 
-SHARED = {"analysis.rundir"}
+SHARED = set()
 
 
 def imported_modules(path):

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from analysis.rundir import raw_outputs
-from spillway import rundir
+from run_layout import raw_outputs
+from spillway import run_record
 from spillway.__main__ import given_options, main
-from spillway.rundir import RunDirectory, move_outputs_aside
+from spillway.run_record import RunDirectory, move_outputs_aside
 from spillway.runner import Bench
 from spillway.workloads import WorkloadError
 
@@ -20,7 +20,7 @@ PLAN = {"cluster": "local", "workload_names": ["terasort"], "scale": "tiny", "re
 
 @pytest.fixture
 def results(tmp_path, monkeypatch):
-    monkeypatch.setattr(rundir, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(run_record, "RESULTS", tmp_path / "results")
     return tmp_path / "results"
 
 
@@ -31,10 +31,10 @@ def record_step(run, record, name, outcome="ok"):
             entry["log"] = f"logs/{record['id']}.{name}.log"
             (run.path / entry["log"]).write_text(f"{name} of {record['id']}\n")
             if outcome == "failed":
-                raise rundir.StepFailed(f"{name} failed")
+                raise run_record.StepFailed(f"{name} failed")
             if outcome == "interrupted":
                 raise KeyboardInterrupt
-    except (rundir.StepFailed, KeyboardInterrupt):
+    except (run_record.StepFailed, KeyboardInterrupt):
         pass
 
 
@@ -42,11 +42,11 @@ def add_record(run, instance, status, steps):
     record = {"id": instance.id, "workload": instance.workload.name, "repetition": instance.repetition,
               "warmup": instance.warmup, "scale": "tiny", "parameters": instance.params,
               "placement": instance.placement, "executor_cores": instance.executor_cores,
-              "status": "running", "started_at": rundir.utc_now(), "ended_at": None, "steps": []}
+              "status": "running", "started_at": run_record.utc_now(), "ended_at": None, "steps": []}
     run.manifest["workloads"].append(record)
     for name, outcome in steps:
         record_step(run, record, name, outcome)
-    record["status"], record["ended_at"] = status, rundir.utc_now()
+    record["status"], record["ended_at"] = status, run_record.utc_now()
     run.save()
     return record
 
@@ -217,10 +217,10 @@ def test_reopening_marks_the_run_resumed_and_an_interrupted_run_gets_its_attempt
 
 
 def test_make_checks_the_run_before_anything_is_installed(interrupted, capsys):
-    assert rundir.main(["resumable", interrupted.manifest["run_id"]]) == 0
+    assert run_record.main(["resumable", interrupted.manifest["run_id"]]) == 0
     assert capsys.readouterr().out.strip() == "--cluster local --workloads terasort --scale tiny"
     interrupted.finish("completed")
-    assert rundir.main(["resumable", interrupted.manifest["run_id"]]) == 2
+    assert run_record.main(["resumable", interrupted.manifest["run_id"]]) == 2
     assert "RESUME: run " in capsys.readouterr().err
 
 

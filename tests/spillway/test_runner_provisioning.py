@@ -4,7 +4,7 @@ full for anything else and after a failed switch. The playbooks are stood in for
 integration tests (tests/integration/test_experiments.py) run them for real."""
 import pytest
 
-from spillway import rundir
+from spillway import run_record
 from spillway.ansible import PlaybookResult
 from spillway.runner import Bench
 
@@ -16,10 +16,10 @@ CHANGED = SWITCHABLE.replace("only the placement changed", "inputs changed").rep
 
 @pytest.fixture
 def bench(tmp_path, monkeypatch):
-    monkeypatch.setattr(rundir, "RESULTS", tmp_path)
+    monkeypatch.setattr(run_record, "RESULTS", tmp_path)
     bench = Bench(cluster="local", workload_names=["terasort"], scale="tiny", repeat=1,
                   placement="hdfs=hdd,local=ssd;hdfs=ssd,local=hdd")
-    bench.run = rundir.RunDirectory.create("r1")
+    bench.run = run_record.RunDirectory.create("r1")
     bench.played = []
 
     def play(outcomes):

@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from analysis.benchmarks.blocktrace import shifted_copies
+from experiments.benchmarks.blocktrace_parsing import shifted_copies
 from analysis.parsers import blkparse as blkparse_module
 from analysis.parsers.blkparse import parse_blkparse, read_blkparse_events
 from analysis.parsers.blocktrace import COLUMNS, parse_blocktrace

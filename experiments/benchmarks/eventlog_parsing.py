@@ -1,6 +1,6 @@
 """Stage-table build from a large Spark event log: our parser vs a straightforward baseline.
 
-    python -m analysis.benchmarks.eventlog [--size-mb 1024] [--source <recorded log>] [--keep DIR]
+    python -m experiments.benchmarks.eventlog_parsing [--size-mb 1024] [--source <recorded log>] [--keep DIR]
 
 The log is a real recorded one (tests/fixtures/tools/spark-eventlog/groups-sql by default) whose
 task-end events are replicated with fresh task ids until the file reaches --size-mb; both builds
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import safeio
-from . import MB, REPO, measure_here, measure_in_child, scratch_dir
+from analysis import safeio
+from .parser_measurement import MB, REPO, measure_here, measure_in_child, scratch_dir
 
 DEFAULT_SOURCE = REPO / "tests" / "fixtures" / "tools" / "spark-eventlog" / "groups-sql" / "local-1795289462856"
 _TASK_END = b'{"Event":"SparkListenerTaskEnd"'
@@ -51,7 +51,7 @@ def build_log(source: Path, target: Path, size_mb: float) -> int:
 
 
 def stages_by_parser(path: Path) -> pd.DataFrame:
-    from ..parsers.eventlog import parse_event_logs
+    from analysis.parsers.eventlog import parse_event_logs
     return parse_event_logs(path).stages
 
 
@@ -93,7 +93,7 @@ def _checksum(stages: pd.DataFrame) -> list:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis.benchmarks.eventlog", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.benchmarks.eventlog_parsing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=float, default=1024, help="size of the event log to build (default 1024)")
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="recorded event log to replicate")
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"event log: {size / MB:.0f} MB ({args.source.name} with its task-end events replicated)")
         figures = {}
         for name in _BUILDS:
-            figures[name] = result = measure_in_child("analysis.benchmarks.eventlog", name, str(log))
+            figures[name] = result = measure_in_child("experiments.benchmarks.eventlog_parsing", name, str(log))
             print(f"{name:>8}: {result['seconds']:7.2f} s ({result['cpu_seconds']:6.2f} s CPU)  "
                   f"{size / MB / result['seconds']:7.1f} MB/s  "
                   f"peak RSS {result['peak_rss_bytes'] / MB:6.0f} MB  ({result['rows']} stage attempts)")

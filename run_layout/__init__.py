@@ -10,7 +10,8 @@ share: where runs live, what each holds, how a reference to a run resolves, and 
         findings.json                FINDINGS: what the findings rules said of the tables (docs/findings.md)
         report.html                  REPORT
 
-Standard library only: the harness imports this module and nothing else of the analysis.
+A package of its own below both the harness and the analysis (docs/architecture.md, "Layers"), standard library
+only, so that the harness reads the layout without importing the analysis or starting pandas.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Block trace to request table: requests per second of analysis.parsers.blocktrace.
 
-    python -m analysis.benchmarks.blocktrace [--events 4000000] [--source <recorded blocktrace.tsv>]
+    python -m experiments.benchmarks.blocktrace_parsing [--events 4000000] [--source <recorded blocktrace.tsv>]
                                              [--text-events 1000000]
 
 The trace is a real recorded one (tests/fixtures/tools/blocktrace by default) repeated, shifted in
@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from .. import safeio
-from . import MB, REPO, measure_here, measure_in_child, scratch_dir
+from analysis import safeio
+from .parser_measurement import MB, REPO, measure_here, measure_in_child, scratch_dir
 
 DEFAULT_SOURCE = REPO / "tests" / "fixtures" / "tools" / "blocktrace" / "blocktrace.tsv"
 TEXT_SOURCE = REPO / "tests" / "fixtures" / "tools" / "blkparse" / "blk-issue-complete.trace_pipe.txt"
@@ -39,7 +39,7 @@ def shifted_copies(source: Path, lines: int, span_s: float = 1000.0) -> str:
 
 def build_trace(source: Path, target: Path, events: int) -> int:
     """Write `source` repeated (each copy after the previous one in time) up to `events` events."""
-    from ..parsers.blocktrace import read_events
+    from analysis.parsers.blocktrace import read_events
     recorded = read_events(source)
     copies = max(1, -(-events // len(recorded)))
     span = recorded["time_s"].max() - recorded["time_s"].min() + 1.0
@@ -63,7 +63,7 @@ def measure_runs(trace: Path) -> None:
     # Cold: a fresh process, as `python -m analysis tables` parses one trace. Warm: the same
     # process parses it a second time (a VM charges much for first-touched memory).
     for run in ("cold", "warm"):
-        result = measure_in_child("analysis.benchmarks.blocktrace", f"{trace}#{run}")
+        result = measure_in_child("experiments.benchmarks.blocktrace_parsing", f"{trace}#{run}")
         print(f"request table ({run}): {result['rows']:,} requests in {result['seconds']:.2f} s "
               f"({result['cpu_seconds']:.2f} s CPU) = {result['rows'] / result['seconds']:,.0f} requests/s "
               f"({result['rows'] / max(result['cpu_seconds'], 1e-9):,.0f} per CPU s; goal >= 1,000,000), "
@@ -71,7 +71,7 @@ def measure_runs(trace: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m analysis.benchmarks.blocktrace", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m experiments.benchmarks.blocktrace_parsing", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--events", type=int, default=4_000_000, help="trace events to build (default 4M)")
     parser.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="recorded blocktrace.tsv to repeat")
@@ -80,8 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--measure", metavar="TRACE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.measure:
-        from ..parsers.blkparse import parse_blkparse
-        from ..parsers.blocktrace import parse_blocktrace
+        from analysis.parsers.blkparse import parse_blkparse
+        from analysis.parsers.blocktrace import parse_blocktrace
         trace, warm = args.measure.split("#")
         parse = parse_blkparse if trace.endswith(".txt") else parse_blocktrace
         if warm == "warm":      # once before: the measured run reuses memory the process has

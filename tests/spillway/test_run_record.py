@@ -1,4 +1,4 @@
-"""raw/<host>/ written from facts.yml's reading of a host (spillway/rundir.py `host-facts`)."""
+"""raw/<host>/ written from facts.yml's reading of a host (spillway/run_record.py `host-facts`)."""
 import json
 import subprocess
 import sys
@@ -6,13 +6,13 @@ import sys
 import pytest
 
 from spillway import REPO
-from spillway.rundir import write_host_facts
+from spillway.run_record import write_host_facts
 
 PAYLOAD = {"facts": {"hostname": "w1", "vcpus": 2}, "storage": '{"backends": {}}\n', "monitoring": None}
 
 
 def test_host_facts_from_stdin_land_in_the_hosts_raw_folder(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "spillway.rundir", "host-facts", str(tmp_path), "worker1.lan"],
+    proc = subprocess.run([sys.executable, "-m", "spillway.run_record", "host-facts", str(tmp_path), "worker1.lan"],
                           input=json.dumps(PAYLOAD), capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 0, proc.stderr
     raw = tmp_path / "raw" / "worker1.lan"

@@ -1,4 +1,5 @@
-"""Throughput benchmarks of the analysis parsers: they print figures, they assert nothing.
+"""How the analysis parsers' throughput benchmarks (eventlog_parsing, blocktrace_parsing) measure: they print figures,
+they assert nothing.
 
 Each measured build runs in a child process of its own, so peak RSS figures do not mix.
 """

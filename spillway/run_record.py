@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
-from analysis.rundir import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir
+from run_layout import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir
 from spillway import REPO, RESULTS
 
 SCHEMA_VERSION = 1
@@ -60,7 +60,7 @@ class RunNotResumable(Exception):
 
 
 def resolve(ref):
-    """A run directory from its id under results/, `latest`, or a path (analysis.rundir.resolve_run_dir), that
+    """A run directory from its id under results/, `latest`, or a path (run_layout.resolve_run_dir), that
     holds a manifest."""
     try:
         path = resolve_run_dir(str(ref), RESULTS)
@@ -278,16 +278,16 @@ def write_host_facts(run_dir, host, payload):
 
 
 def main(argv=None):
-    """`python3 -m spillway.rundir resumable <run>`: for make, before anything is installed or touched:
+    """`python3 -m spillway.run_record resumable <run>`: for make, before anything is installed or touched:
     fails clearly on an unknown or completed run, else prints the preflight's arguments for it.
-    `python -m spillway.rundir host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/."""
+    `python -m spillway.run_record host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) == 3 and argv[0] == "host-facts":
         write_host_facts(argv[1], argv[2], json.load(sys.stdin))
         return 0
     if len(argv) != 2 or argv[0] != "resumable":
-        print("usage: python3 -m spillway.rundir resumable <run-id|path>\n"
-              "       python -m spillway.rundir host-facts <run-dir> <host> < payload.json", file=sys.stderr)
+        print("usage: python3 -m spillway.run_record resumable <run-id|path>\n"
+              "       python -m spillway.run_record host-facts <run-dir> <host> < payload.json", file=sys.stderr)
         return 2
     try:
         run = RunDirectory.open_for_resume(argv[1])

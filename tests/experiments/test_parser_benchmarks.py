@@ -4,7 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[3]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> str:
@@ -14,13 +14,13 @@ def run(*args: str) -> str:
 
 
 def test_eventlog_benchmark_prints_throughput_memory_and_speedup():
-    out = run("analysis.benchmarks.eventlog", "--size-mb", "3")
+    out = run("experiments.benchmarks.eventlog_parsing", "--size-mb", "3")
     for build in ("parser", "baseline"):
         assert re.search(rf"{build}: +[\d.]+ s \( *[\d.]+ s CPU\) +[\d.]+ MB/s +peak RSS +\d+ MB", out), out
     assert re.search(r"speedup: [\d.]+x", out) and "same stage sums: yes" in out, out
 
 
 def test_blocktrace_benchmark_prints_requests_per_second():
-    out = run("analysis.benchmarks.blocktrace", "--events", "20000", "--text-events", "20000")
+    out = run("experiments.benchmarks.blocktrace_parsing", "--events", "20000", "--text-events", "20000")
     assert len(re.findall(r"[\d,]+ requests/s", out)) == 4 and re.search(r"peak RSS +\d+ MB", out), out
     assert "blk tracer text:" in out, out
