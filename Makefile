@@ -5,6 +5,7 @@ SCALE     ?= tiny
 REPEAT    ?= 1
 WARMUP    ?=
 DROP_CACHES ?=
+MONITORING ?=
 PARAMS    ?=
 CORES     ?=
 VERSIONS  ?=
@@ -12,12 +13,18 @@ PLACEMENT ?=
 BACKENDS  ?=
 RUN       ?= latest
 
-# No value given to make becomes code (docs/safety.md). A value holding '$' would be expanded by make itself (a
-# command-line variable is expanded where it is used), so it is refused before any is used; CLUSTER names a folder
-# and a lock, so it is a plain name; every other value reaches the shell only as one single-quoted word (shq).
-USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES PARAMS CORES VERSIONS PLACEMENT BACKENDS RUN RUNS RESUME \
-	TO NODES DRY_RUN MIN_STAGE_S BASELINE MAX_SLOWDOWN
-$(foreach v,$(USER_VARIABLES),$(if $(findstring $$,$(value $(v))),$(error $(v): a value given to make may not hold '$$' (make would run it as code): leave it out)))
+# No value given to make becomes code (docs/safety.md). GNU make expands a command-line variable wherever it is used,
+# and when it exports it to a recipe's environment, whatever its name: so only the documented variables below may be
+# given on the command line (a name of the Makefile's own, PY, SHELL or any other, is refused before anything runs),
+# and a value holding '$' is refused before any is used. CLUSTER names a folder and a lock, so it is a plain name;
+# every other value reaches the shell only as one single-quoted word (shq). The two lists are `override`, so that the
+# command line cannot redefine them to let itself through.
+override USER_VARIABLES := CLUSTER WORKLOADS SCALE REPEAT WARMUP DROP_CACHES MONITORING PARAMS CORES VERSIONS PLACEMENT BACKENDS \
+	RUN RUNS RESUME TO NODES FIO DRY_RUN MIN_STAGE_S BASELINE MAX_SLOWDOWN
+override COMMAND_LINE_VARIABLES := $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v)))
+$(foreach v,$(filter-out $(USER_VARIABLES),$(COMMAND_LINE_VARIABLES)),$(error $(v): not a variable of this Makefile's \
+	command line (those are: $(USER_VARIABLES)); leave it out))
+$(foreach v,$(COMMAND_LINE_VARIABLES),$(if $(findstring $$,$(value $(v))),$(error $(v): a value given to make may not hold '$$' (make would run it as code): leave it out)))
 NAME_CHARS := a b c d e f g h i j k l m n o p q r s t u v w x y z A B C D E F G H I J K L M N O P Q R S T U V W X Y Z \
 	0 1 2 3 4 5 6 7 8 9 - _
 without = $(if $(2),$(call without,$(subst $(firstword $(2)),,$(1)),$(wordlist 2,$(words $(2)),$(2))),$(1))
@@ -52,7 +59,7 @@ REQUIRE_EMULATED = test -n "$(EMULATED)" || { echo "error: cluster '$(CLUSTER)' 
 help: ## Show the targets and their variables
 	@echo "Spillway: what does the storage backend do to big-data workloads?"
 	@echo
-	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=tiny|small|...] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1]"
+	@echo "  make bench    [CLUSTER=$(CLUSTER)] [WORKLOADS=a,b] [SCALE=tiny|small|...] [REPEAT=n] [WARMUP=0|1] [DROP_CACHES=1] [MONITORING=0|1]"
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "               [VERSIONS='spark=3.5.6,4.2.0']  Spark releases swept (each in the inventory's spillway_versions)"
 	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
@@ -101,7 +108,7 @@ given   = $(if $(filter command line environment,$(origin $(1))),--$(2) $(call s
 DRY = $(if $(DRY_RUN),--dry-run)
 BENCH = $(PY) -m spillway bench --cluster $(CLUSTER) --workloads $(call shq,$(WORKLOADS)) \
 	--scale $(call shq,$(SCALE)) --repeat $(call shq,$(REPEAT)) --warmup $(call shq,$(WARMUP)) \
-	--drop-caches $(call shq,$(DROP_CACHES)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
+	--drop-caches $(call shq,$(DROP_CACHES)) --monitoring $(call shq,$(MONITORING)) --params $(call shq,$(PARAMS)) --cores $(call shq,$(CORES)) \
 	--placement $(call shq,$(PLACEMENT)) --backends $(call shq,$(BACKENDS)) --versions $(call shq,$(VERSIONS))
 # Before setup, cluster-up or anything else is touched, the whole plan is validated (an unsupported workload and Spark
 # release, a release the inventory does not install, ...) where the checkout's venv exists; the bench validates it
@@ -117,7 +124,8 @@ ifdef RESUME
 	$(if $(DRY_RUN),,@$(MAKE) --no-print-directory venv)
 	@$(PY) -m spillway bench $(DRY) --resume $(call shq,$(RESUME)) $(call given,CLUSTER,cluster) \
 		$(call given,WORKLOADS,workloads) $(call given,SCALE,scale) $(call given,REPEAT,repeat) \
-		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,PARAMS,params) \
+		$(call given,WARMUP,warmup) $(call given,DROP_CACHES,drop-caches) $(call given,MONITORING,monitoring) \
+		$(call given,PARAMS,params) \
 		$(call given,CORES,cores) $(call given,PLACEMENT,placement) $(call given,BACKENDS,backends) \
 		$(call given,VERSIONS,versions)
 else

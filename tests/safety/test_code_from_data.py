@@ -41,11 +41,50 @@ def test_a_cluster_name_with_shell_text_is_refused_before_any_command(marker, va
     assert "is not a cluster name" in result.stderr or "may not hold" in result.stderr
 
 
-@pytest.mark.parametrize("variable", ["SCALE", "PARAMS", "RUN", "CORES", "TO", "VERSIONS"])
+@pytest.mark.parametrize("variable", ["SCALE", "PARAMS", "RUN", "CORES", "TO", "VERSIONS", "FIO", "MONITORING"])
 def test_a_make_value_holding_a_dollar_is_refused(marker, variable):
     result = make("-n", "help", f"{variable}=$(shell touch {marker})")
     assert result.returncode != 0
     assert f"{variable}: a value given to make may not hold '$'" in result.stderr
+
+
+def makefile_own_variables():
+    """Every variable the Makefile defines for itself (PY, PLAY, HOLD, ...), read from its assignments, and the ones
+    make itself would take from a command line (SHELL)."""
+    text = (REPO / "Makefile").read_text()
+    own = set(re.findall(r"^(?:override )?([A-Za-z_][A-Za-z0-9_]*)\s*(?::=|\?=|=)", text, re.MULTILINE))
+    user = set(re.search(r"^(?:override )?USER_VARIABLES := ((?:.*\\\n)*.*)$", text, re.MULTILINE).group(1).replace("\\", " ").split())
+    # The two lists of the check are `override`: a command-line value of theirs is ignored, not refused (the test
+    # below shows it cannot widen them).
+    return sorted(own - user - {"USER_VARIABLES", "COMMAND_LINE_VARIABLES"}) + ["SHELL", "MAKESHELL", ".SHELLFLAGS"]
+
+
+def test_the_makefile_own_variables_are_found():
+    assert {"PY", "PLAY", "HOLD", "CHECK", "BENCH", "EMU", "VENV", "SHELL"} <= set(makefile_own_variables())
+
+
+@pytest.mark.parametrize("variable", makefile_own_variables())
+def test_none_of_the_makefile_own_variables_can_be_given_on_its_command_line(marker, variable):
+    """`make bench PY='touch x'` would run the value as the bench's command: refused before any recipe runs."""
+    result = make("bench", "DRY_RUN=1", f"{variable}=touch {marker}; sh -c 'touch {marker}'")
+    assert result.returncode == 2
+    assert f"{variable}: not a variable of this Makefile's command line" in result.stderr
+
+
+@pytest.mark.parametrize("name", ["ANYNAME", "X", "spillway_root"])
+def test_a_variable_the_makefile_does_not_document_is_refused(marker, name):
+    """GNU make expands every command-line variable when it exports it to a recipe, whatever its name: `make bench
+    ANYNAME='$(shell touch x)'` ran the command before any check."""
+    result = make("bench", "DRY_RUN=1", f"{name}=$(shell touch {marker})")
+    assert result.returncode == 2
+    assert f"{name}: not a variable of this Makefile's command line" in result.stderr
+
+
+def test_the_list_of_allowed_variables_cannot_be_widened_from_the_command_line(marker):
+    result = make("bench", "DRY_RUN=1", "USER_VARIABLES=USER_VARIABLES COMMAND_LINE_VARIABLES PY",
+                  "COMMAND_LINE_VARIABLES=", f"PY=sh -c 'touch {marker}'")
+    assert result.returncode == 2
+    assert "not a variable of this Makefile's command line" in result.stderr
 
 
 @pytest.mark.parametrize("variable", ["PARAMS", "WORKLOADS", "CORES", "PLACEMENT", "BACKENDS", "SCALE", "VERSIONS"])
