@@ -34,24 +34,42 @@ FINDINGS_TABLE = "findings.parquet"
 LATEST = "latest"
 
 
+class RunOutsideResults(FileNotFoundError):
+    """A run named by id, or `latest`, that leads out of the results folder (a symbolic link planted there): what
+    is written into a run directory (tables/, report.html, findings.json) must not land wherever a link points."""
+
+
+def _inside_results(path: Path, results_dir: Path, ref: str) -> Path:
+    resolved = path.resolve()
+    if not resolved.is_relative_to(results_dir.resolve()):
+        raise RunOutsideResults(
+            f"{ref!r}: {path} leads out of {results_dir} (to {resolved}): a run named by id or `latest` must be a "
+            f"folder under {results_dir}; remove the link, or name the run directory by its own path")
+    return resolved
+
+
 def resolve_run_dir(ref: str, results_dir: Path | None = None) -> Path:
-    """A path to a run directory, a run id under results/, or `latest` (the newest run)."""
+    """A path to a run directory, a run id under results/, or `latest` (the newest run). A path that is itself a
+    symbolic link, and an id or `latest` that resolves outside results/, are refused (RunOutsideResults)."""
     results_dir = RESULTS_DIR if results_dir is None else results_dir
     candidate = Path(ref)
     if candidate.is_dir() and ((candidate / MANIFEST).exists() or (candidate / RAW).is_dir()):
+        if candidate.is_symlink():
+            raise RunOutsideResults(f"{ref!r} is a symbolic link to {candidate.resolve()}: name the run directory "
+                                    f"itself, so that what is written into it cannot land elsewhere")
         return candidate.resolve()
     if ref == "latest":
         link = results_dir / LATEST
         if link.exists():
-            return link.resolve()
+            return _inside_results(link, results_dir, ref)
         runs = sorted(p for p in results_dir.glob("*") if p.is_dir() and (p / MANIFEST).exists())
         if not runs:
             raise FileNotFoundError(f"no run directory under {results_dir}: run `make bench` first")
         # Run ids start with YYYYmmdd-HHMMSS, so the name order is the time order.
-        return runs[-1].resolve()
+        return _inside_results(runs[-1], results_dir, ref)
     by_id = results_dir / ref
     if by_id.is_dir():
-        return by_id.resolve()
+        return _inside_results(by_id, results_dir, ref)
     raise FileNotFoundError(
         f"{ref!r} is neither a run directory (with manifest.json or raw/) nor a run id under {results_dir}; "
         f"existing runs: {', '.join(sorted(p.name for p in results_dir.glob('*') if p.is_dir())) or 'none'}"
