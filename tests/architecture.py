@@ -54,13 +54,13 @@ class Import:
 def problems(root: Path = REPO) -> list[str]:
     rules = read_rules(root / DOC)
     modules = python_modules(root, rules)
+    sources = {name: (root / path).read_text() for name, path in modules.items()}
+    graph = {name: imports_of(name, path, _parse(sources[name]), modules) for name, path in modules.items()}
     found = []
-    found += folder_problems(root, rules, modules)
-    trees = {name: _parse(path.read_text()) for name, path in modules.items()}
-    graph = {name: imports_of(name, path, trees[name], modules) for name, path in modules.items()}
+    found += folder_problems(root, rules)
     found += direction_problems(root, rules, modules, graph)
     found += layer_problems(rules, modules, graph)
-    found += raw_problems(rules, modules, trees)
+    found += raw_problems(rules, modules, sources)
     found += cycle_problems({name: {i.target for i in imported if i.target in modules}
                              for name, imported in graph.items()})
     return found
@@ -122,12 +122,13 @@ def matches(module: str, pattern: str) -> bool:
 # --- the modules and their imports ----------------------------------------------------------------------------------
 
 def python_modules(root: Path, rules: Rules) -> dict[str, Path]:
-    """Dotted name -> file of every Python module of the checked folders (a host script's name is its path)."""
+    """Dotted name -> path (from root) of every Python module of the checked folders (a host script's name is its
+    path with dots: it is no package, nothing imports it by that name)."""
     modules = {}
     for folder in sorted(rules.folders):
         for path in sorted((root / folder).rglob("*.py")):
             parts = path.relative_to(root).with_suffix("").parts
-            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path.relative_to(root)
     return modules
 
 
@@ -139,7 +140,7 @@ def imports_of(module: str, path: Path, tree: ast.Module, modules: dict[str, Pat
             found += [Import(_known_prefix(alias.name, modules), node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                if node.level - 1 > len(package):
+                if node.level > len(package):   # beyond the top package: Python refuses it, nothing is imported
                     continue
                 base = ".".join(package[:len(package) - node.level + 1] + ([node.module] if node.module else []))
             else:
@@ -183,8 +184,9 @@ def top(module: str) -> str:
 
 # --- the rules, checked ---------------------------------------------------------------------------------------------
 
-def folder_problems(root: Path, rules: Rules, modules) -> list[str]:
-    found = []
+def folder_problems(root: Path, rules: Rules) -> list[str]:
+    found = [f"{name}/ is in {WHERE_PACKAGES} but is no folder of the repository: remove its row"
+             for name in sorted(rules.folders) if not (root / name).is_dir()]
     for folder in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
         if folder.name not in rules.folders and folder.name not in NOT_CHECKED and any(folder.rglob("*.py")):
             found.append(f"{folder.name}/ holds Python modules but is in no row of {WHERE_PACKAGES}: list it")
@@ -214,7 +216,7 @@ def layer_problems(rules: Rules, modules, graph) -> list[str]:
         name = module.partition(".")[2] or "__init__"
         ranks = [n for n, layer in enumerate(rules.layers) if any(matches(name, p) for p in layer.members)]
         if not ranks:
-            found.append(f"{_relative(modules[module])}: {module} is in no analysis layer: list `{name}` in the "
+            found.append(f"{modules[module]}: {module} is in no analysis layer: list `{name}` in the "
                          f"layer it belongs to ({WHERE_LAYERS})")
         elif len(ranks) > 1:
             found.append(f"{module} is in the layers {', '.join(rules.layers[n].name for n in ranks)}: list it in "
@@ -235,7 +237,7 @@ def layer_problems(rules: Rules, modules, graph) -> list[str]:
     return found
 
 
-def raw_problems(rules: Rules, modules, trees) -> list[str]:
+def raw_problems(rules: Rules, modules, sources) -> list[str]:
     """Only the modules that read raw/ name it; the rest take tables."""
     naming_raw = [p for layer in rules.layers for p in layer.naming_raw]
     found = []
@@ -243,7 +245,7 @@ def raw_problems(rules: Rules, modules, trees) -> list[str]:
         name = module.partition(".")[2] or "__init__"
         if top(module) != "analysis" or any(matches(name, p) for p in naming_raw):
             continue
-        for node in ast.walk(trees[module]) if "raw" in path.read_text() else ():
+        for node in ast.walk(_parse(sources[module])) if "raw" in sources[module] else ():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
                     node.value == "raw" or node.value.startswith("raw/") or "/raw/" in node.value):
                 found.append(f"{_place(path, node.lineno)}: {module} names raw/ ({node.value!r}): only "
@@ -255,7 +257,7 @@ def cycle_problems(graph: dict[str, set]) -> list[str]:
     """One line per import circle (a strongly connected set of modules), with a shortest path around it."""
     found = []
     for circle in _strongly_connected(graph):
-        if len(circle) == 1 and next(iter(circle)) not in graph[next(iter(circle))]:
+        if len(circle) == 1:   # a module alone (imports_of drops a module's import of itself)
             continue
         start = min(circle)
         found.append(f"import circle: {' -> '.join(_shortest_way_back(graph, start, circle))}"
@@ -265,31 +267,35 @@ def cycle_problems(graph: dict[str, set]) -> list[str]:
 
 def _strongly_connected(graph):
     """Tarjan's algorithm, iterative (a deep import chain must not hit Python's recursion limit)."""
-    index, low, on_stack, stack, circles, counter = {}, {}, set(), [], [], [0]
+    order, low, stack, on_stack, circles = {}, {}, [], set(), []
+
+    def enter(node):
+        order[node] = low[node] = len(order)
+        stack.append(node)
+        on_stack.add(node)
+        return node, iter(sorted(graph[node]))
+
     for root in sorted(graph):
-        if root in index:
+        if root in order:
             continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = counter[0]; counter[0] += 1; stack.append(root); on_stack.add(root)
+        work = [enter(root)]
         while work:
             node, successors = work[-1]
-            for nxt in successors:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter[0]; counter[0] += 1; stack.append(nxt); on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(graph[nxt]))))
+            for successor in successors:
+                if successor not in order:
+                    work.append(enter(successor))
                     break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            else:
+                if successor in on_stack:
+                    low[node] = min(low[node], order[successor])
+            else:   # every successor seen: node is done
                 work.pop()
                 if work:
                     low[work[-1][0]] = min(low[work[-1][0]], low[node])
-                if low[node] == index[node]:
-                    circle = set()
-                    while True:
-                        member = stack.pop(); on_stack.discard(member); circle.add(member)
-                        if member == node:
-                            break
+                if low[node] == order[node]:
+                    circle = {stack.pop()}
+                    while node not in circle:
+                        circle.add(stack.pop())
+                    on_stack.difference_update(circle)
                     circles.append(circle)
     return circles
 
@@ -308,14 +314,7 @@ def _shortest_way_back(graph, start, circle) -> list[str]:
 
 
 def _place(path: Path, line: int) -> str:
-    return f"{_relative(path)}:{line}"
-
-
-def _relative(path: Path) -> str:
-    for parent in path.parents:
-        if (parent / DOC).is_file():
-            return str(path.relative_to(parent))
-    return str(path)
+    return f"{path}:{line}"
 
 
 def _listing(names) -> str:

@@ -183,3 +183,9 @@ def test_the_check_needs_its_section(tree):
     ("tables", "tables", True), ("tables.registry", "tables", False)])
 def test_a_pattern_with_a_star_takes_the_package_and_all_under_it(module, pattern, expected):
     assert architecture.matches(module, pattern) is expected
+
+
+def test_each_circle_is_reported_once_with_a_shortest_way_around():
+    graph = {"a": {"b"}, "b": {"c", "a2"}, "c": {"a"}, "a2": {"b"}, "d": {"a"}, "e": {"f"}, "f": {"e"}, "g": set()}
+    assert architecture.cycle_problems(graph) == [
+        "import circle: a -> b -> c -> a (modules in it: a, a2, b, c)", "import circle: e -> f -> e"]
