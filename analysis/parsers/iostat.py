@@ -8,10 +8,12 @@ locale form `MM/DD/YY HH:MM:SS`, taken as UTC (it carries no zone; documented in
 """
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import pandas as pd
 
@@ -58,36 +60,100 @@ def parse_timestamp(text: str) -> float:
         raise ValueError(f"unrecognised iostat timestamp {text!r}: run iostat with S_TIME_FORMAT=ISO") from None
 
 
+# How much of an iostat.json is held at once: the samples are decoded as they are read, so memory follows what is
+# kept (the rows), not the file (up to SIZE_CAPS["iostat"]: a planted sparse file of 2 GiB took 4.2 GB when read whole).
+CHUNK_CHARS = 1 << 20
+# sysstat's document ends after the last sample's `]` with the host's, the hosts' and the document's braces.
+# The longest sample decoded: sysstat writes a few hundred characters per device.
+MAX_SAMPLE_CHARS = 8 * CHUNK_CHARS
+_DOCUMENT_END = re.compile(r"\s*\}\s*\]\s*\}\s*\}\s*")
+
+
+class SampleReader:
+    """The samples of an iostat JSON report as they are read from `chunks` (text); after `samples()` is exhausted,
+    `truncated` says whether the document was cut off (a killed iostat: decoding stops at the first incomplete
+    sample). ValueError when it is no iostat report (or not of sysstat's shape), rather than an empty one."""
+
+    def __init__(self, chunks: Iterator[str]):
+        self._chunks = chunks
+        self._text, self._pos, self._eof = "", 0, False
+        self.truncated = True
+        self.nodename = self._read_header()
+
+    def _more(self) -> bool:
+        """Append the next chunk, dropping what was decoded already; False at the end of the file."""
+        if self._eof:
+            return False
+        chunk = next(self._chunks, None)
+        if chunk is None:
+            self._eof = True
+            return False
+        self._text, self._pos = self._text[self._pos:] + chunk, 0
+        return True
+
+    def _read_header(self) -> str | None:
+        while len(self._text) < 64 and self._more():
+            pass
+        # A cut report still starts as sysstat writes it; anything else is not one, however it ends.
+        if not _SYSSTAT_OPEN.match(self._text):
+            raise ValueError("not an iostat JSON report (it does not start as sysstat's document does)")
+        while (match := _STATS_OPEN.search(self._text)) is None:
+            if len(self._text) > CHUNK_CHARS or not self._more():
+                self._pos, self._statistics = len(self._text), False   # killed before its first sample
+                return None
+        header, self._pos, self._statistics = self._text[:match.end()], match.end(), True
+        try:        # the header closed as sysstat closes it: the host's fields as JSON decodes them
+            host = _sysstat_host(safeio.load_json(header + "]}]}}", "iostat JSON"))
+            return host.get("nodename")
+        except ValueError:
+            nodename = _NODENAME.search(header)
+            return nodename.group(1) if nodename else None
+
+    def _skip_separators(self) -> bool:
+        """Move past blanks and commas; False when the file ends first."""
+        while True:
+            while self._pos < len(self._text) and self._text[self._pos] in " \t\r\n,":
+                self._pos += 1
+            if self._pos < len(self._text) or not self._more():
+                return self._pos < len(self._text)
+
+    def samples(self) -> Iterator[dict]:
+        if not self._statistics:
+            return
+        decoder = json.JSONDecoder()
+        while self._skip_separators() and self._text[self._pos] == "{":
+            while True:
+                try:
+                    sample, end = decoder.raw_decode(self._text, self._pos)
+                    break
+                except (ValueError, RecursionError):
+                    # Cut where the file ends (iostat was killed printing it), or no sample of sysstat's (a few
+                    # hundred bytes a device): nothing decodes past it, and reading on would hold the rest of the file.
+                    if len(self._text) - self._pos > MAX_SAMPLE_CHARS or not self._more():
+                        return
+            self._pos = end
+            yield safeio.check_depth(sample, "iostat JSON sample")
+        if self._pos < len(self._text) and self._text[self._pos] == "]":
+            self._pos += 1
+            while self._more():
+                if len(self._text) - self._pos > 64:
+                    return          # more than the document's end after the samples
+            self.truncated = not _DOCUMENT_END.fullmatch(self._text, self._pos)
+
+
 def read_samples(text: str) -> tuple[str | None, list[dict], bool]:
-    """(nodename, complete samples, whether the document was cut off) of an iostat JSON text; ValueError
-    when it is no iostat report (or not of sysstat's shape), rather than an empty one."""
-    try:
-        doc = safeio.load_json(text, "iostat JSON")
-    except ValueError:
-        doc = None
-    if doc is not None:
-        host = _sysstat_host(doc)
-        return host.get("nodename"), host["statistics"], False
-    # A cut report still starts as sysstat writes it; anything else is not one, however it ends.
-    if not _SYSSTAT_OPEN.match(text):
-        raise ValueError("not an iostat JSON report (it does not start as sysstat's document does)")
-    match = _STATS_OPEN.search(text)
-    if match is None:
-        return None, [], True       # killed before its first sample
-    nodename = _NODENAME.search(text[: match.start()])
-    decoder = json.JSONDecoder()
-    samples, pos = [], match.end()
-    while True:
-        while pos < len(text) and text[pos] in " \t\r\n,":
-            pos += 1
-        if pos >= len(text) or text[pos] != "{":
-            break
-        try:
-            sample, pos = decoder.raw_decode(text, pos)
-        except (ValueError, RecursionError):
-            break  # the sample iostat was printing when it was killed
-        samples.append(safeio.check_depth(sample, "iostat JSON sample"))
-    return (nodename.group(1) if nodename else None), samples, True
+    """(nodename, complete samples, whether the document was cut off) of an iostat JSON text."""
+    reader = SampleReader(iter([text]))
+    samples = list(reader.samples())
+    return reader.nodename, samples, reader.truncated
+
+
+def _text_chunks(path: Path) -> Iterator[str]:
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    with safeio.open_source(path, "iostat") as source:
+        while block := source.read(CHUNK_CHARS):
+            yield decoder.decode(block)
+    yield decoder.decode(b"", final=True)
 
 
 def _sysstat_host(doc) -> dict:
@@ -128,9 +194,9 @@ def parse_iostat_json(path: Path) -> tuple[pd.DataFrame, dict]:
 def parse_iostat_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
     """(one row per sample and device, one row per sample of the host's avg-cpu, info {nodename, truncated,
     samples}) of one iostat.json."""
-    nodename, samples, truncated = read_samples(safeio.read_text(path, "iostat", errors="replace"))
-    rows, cpu_rows = [], []
-    for number, sample in enumerate(samples):
+    reader = SampleReader(_text_chunks(path))
+    rows, cpu_rows, number = [], [], -1
+    for number, sample in enumerate(reader.samples()):
         if not isinstance(sample, dict) or not isinstance(sample.get("disk", []), list):
             raise ValueError(f"iostat JSON: sample {number} is not a sysstat sample ({_shape(sample, 1)})")
         if "timestamp" not in sample:
@@ -149,7 +215,7 @@ def parse_iostat_tables(path: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
                 raise ValueError(f"iostat JSON: sample {number} has a disk entry without a device name ({_shape(disk, 1)})")
             rows.append(_row(t, disk["disk_device"], disk))
     return (_frame(rows), pd.DataFrame(cpu_rows, columns=CPU_COLUMNS),
-            {"nodename": nodename, "truncated": truncated, "samples": len(samples)})
+            {"nodename": reader.nodename, "truncated": reader.truncated, "samples": number + 1})
 
 
 def _row(t: float, device: str, fields: dict) -> dict:

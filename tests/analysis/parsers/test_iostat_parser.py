@@ -1,12 +1,20 @@
 """iostat -x recordings, JSON and text: complete, killed mid-stream (locale and ISO timestamps)."""
 import json
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+
+from analysis import safeio
 
 from analysis.parsers.iostat import (COLUMNS as IOSTAT_COLUMNS, parse_iostat_json, parse_iostat_text, parse_timestamp,
                                      read_samples)
 from conftest import TOOLS
+
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_complete_report():
@@ -85,3 +93,18 @@ def test_text_report_since_boot_without_timestamps():
 def test_text_parser_refuses_json():
     with pytest.raises(ValueError, match="not an iostat text report"):
         parse_iostat_text(TOOLS / "iostat" / "iostat-complete.json")
+
+
+def test_memory_follows_the_samples_kept_not_the_file(tmp_path):
+    """A recorded killed report padded to the iostat cap with a sparse hole (2 GiB of NUL bytes, no disk space): read
+    whole it took 4.2 GB; decoded as it is read, the parse keeps its samples within 800 MB of address space."""
+    path = tmp_path / "iostat.json"
+    path.write_bytes((TOOLS / "iostat" / "iostat-killed.json").read_bytes())
+    os.truncate(path, safeio.SIZE_CAPS["iostat"])
+    probe = ("import sys; from pathlib import Path; from analysis.parsers.iostat import parse_iostat_json; "
+             "frame, info = parse_iostat_json(Path(sys.argv[1])); print(info['samples'], info['truncated'], len(frame))")
+    proc = subprocess.run(["bash", "-c", 'ulimit -v 800000 && exec "$0" -c "$1" "$2"', sys.executable, probe, str(path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    expected = read_samples((TOOLS / "iostat" / "iostat-killed.json").read_text())[1]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == [str(len(expected)), "True", str(len(expected))]
