@@ -14,7 +14,7 @@ LAYERS = [
     ("tables", ["tables"]),
     ("metrics", ["metrics", "access_patterns", "stages", "devices", "comparison", "statistics", "gate"]),
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost", "models.sensitivity"]),
-    ("findings", ["findings"]),
+    ("findings", ["findings.*"]),
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "hibench", "notebooks", "predict", "__main__", "benchmarks.*"]),
 ]
