@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import pandas as pd
 
@@ -40,12 +40,12 @@ class Rule:
     thresholds: dict      # name (unit in the name) -> value
     action: str
     needs: tuple          # tables (name, column) the check reads; an empty or missing one: no data
-    check: Callable[["Inputs", dict], list[Finding]] = field(repr=False, compare=False)
+    check: Callable[["Inputs", dict], Iterable[Finding]] = field(repr=False, compare=False)
 
 
 def rule(**spec) -> Callable[[Callable], Rule]:
-    """The decorated check as a Rule with `spec`; a rule is evaluated only where a rule set lists it
-    (analysis/findings/rules/__init__.py)."""
+    """The decorated check (it yields its findings) as a Rule with `spec`; a rule is evaluated only where a rule set
+    lists it (analysis/findings/rules/__init__.py)."""
     def make(check: Callable) -> Rule:
         return Rule(check=check, **spec)
     return make
@@ -104,7 +104,7 @@ def evaluate(rules: Sequence[Rule], tables: dict[str, pd.DataFrame],
         if not _has(inputs, r.needs):
             statuses.append(status(r, NO_DATA, 0, "needs " + ", ".join(f"{n}.{c}" for n, c in r.needs)))
             continue
-        found = r.check(inputs, r.thresholds)
+        found = list(r.check(inputs, r.thresholds))
         statuses.append(status(r, FIRED if found else QUIET, len(found)))
         rows += finding_rows(r, found)
     return statuses, pd.DataFrame(rows, columns=COLUMNS)

@@ -2,6 +2,8 @@
 more of the I/O than the others."""
 from __future__ import annotations
 
+from typing import Iterable
+
 from ...formatting import format_bytes, number
 from ..engine import Finding, Inputs, rule
 
@@ -15,9 +17,8 @@ from ..engine import Finding, Inputs, rule
       action="One node or device did more of the I/O than the others and the stage waits for it: look for data "
              "skew (partitioning), HDFS block placement (hdfs balancer) or a slower device on that node.",
       needs=(("disk_totals", "read_bytes"), ("devices", "device")))
-def imbalance(inputs: Inputs, limits: dict) -> list[Finding]:
+def imbalance(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     disk = inputs.measured_on_backend_devices("disk_totals")
-    found = []
     for (workload_id, backend), group in disk.groupby(["workload_id", "backend"]):
         moved = group["read_bytes"] + group["write_bytes"]
         if len(group) < 2 or moved.sum() < limits["backend_min_bytes"] or moved.mean() == 0:
@@ -26,11 +27,10 @@ def imbalance(inputs: Inputs, limits: dict) -> list[Finding]:
         if ratio < limits["max_over_mean_min"]:
             continue
         top = group.loc[moved.idxmax()]
-        found.append(Finding("imbalance", workload_id, f"backend {backend}",
-                             f"{top['device']} on {top['host']} moved {format_bytes(moved.max())}, "
-                             f"{number(ratio, 'x', 2)} the mean of the {len(group)} {backend} devices "
-                             f"({format_bytes(moved.mean())})",
-                             {"max_bytes": float(moved.max()), "mean_bytes": float(moved.mean()),
-                              "max_over_mean": float(ratio), "devices": len(group)}, str(top["host"])))
-    return found
+        yield Finding("imbalance", workload_id, f"backend {backend}",
+                      f"{top['device']} on {top['host']} moved {format_bytes(moved.max())}, "
+                      f"{number(ratio, 'x', 2)} the mean of the {len(group)} {backend} devices "
+                      f"({format_bytes(moved.mean())})",
+                      {"max_bytes": float(moved.max()), "mean_bytes": float(moved.mean()),
+                       "max_over_mean": float(ratio), "devices": len(group)}, str(top["host"]))
 

@@ -3,7 +3,7 @@
 analysis.statistics only: no finding rests on a difference the statistics call noise."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import pandas as pd
 
@@ -20,7 +20,7 @@ from ..engine import COLUMNS, FIRED, NO_DATA, QUIET, Finding, Inputs, Rule, eval
       action="Storage matters for this workload: the faster configuration's placement is the one to keep; the "
              "model section says which stages gained.",
       needs=(("workloads", "run_s"),))
-def storage_sensitive(inputs: Inputs, limits: dict) -> list[Finding]:
+def storage_sensitive(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     return [f for f in time_differences(inputs) if f.rule == "storage-sensitive"]
 
 
@@ -31,7 +31,7 @@ def storage_sensitive(inputs: Inputs, limits: dict) -> list[Finding]:
       action="Do not rank these configurations: repeat them (REPEAT=3) or measure the host's noise (the same "
              "configuration run twice) so that a difference can be told from noise.",
       needs=(("workloads", "run_s"),))
-def cannot_tell(inputs: Inputs, limits: dict) -> list[Finding]:
+def cannot_tell(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     return [f for f in time_differences(inputs) if f.rule == "cannot-tell"]
 
 

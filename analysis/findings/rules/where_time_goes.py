@@ -3,6 +3,8 @@
 workload, or whether it had capacity to spare."""
 from __future__ import annotations
 
+from typing import Iterable
+
 import math
 
 import numpy as np
@@ -26,12 +28,11 @@ from ..engine import Finding, Inputs, rule
              "free memory, or nodes with a memory budget (spillway_node, docs/cluster.md) that holds a real node's "
              "share of the data, before comparing backends on this workload.",
       needs=(("disk_totals", "read_bytes"), ("devices", "device")))
-def page_cache(inputs: Inputs, limits: dict) -> list[Finding]:
+def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
                                                                     "disk_totals")})
     app = metrics.application_read_bytes(io)
     disk = inputs.measured_on_backend_devices("disk_totals")
-    found = []
     for workload_id, on_devices in disk.groupby("workload_id"):
         read = float(app.get(workload_id, 0.0))
         served = float(on_devices["read_bytes"].sum())
@@ -39,11 +40,10 @@ def page_cache(inputs: Inputs, limits: dict) -> list[Finding]:
             continue
         share = 100 * served / read
         names = ", ".join(sorted(inputs.device_name(d, b) for d, b in zip(on_devices["device"], on_devices["backend"])))
-        found.append(Finding("page-cache", workload_id, names,
-                             f"the applications read {format_bytes(read)}; the backends' devices ({names}) read "
-                             f"{format_bytes(served)}, {number(share, '%', 1)} of it",
-                             {"app_read_bytes": read, "device_read_bytes": served, "device_share_pct": share}))
-    return found
+        yield Finding("page-cache", workload_id, names,
+                      f"the applications read {format_bytes(read)}; the backends' devices ({names}) read "
+                      f"{format_bytes(served)}, {number(share, '%', 1)} of it",
+                      {"app_read_bytes": read, "device_read_bytes": served, "device_share_pct": share})
 
 
 # ---------------------------------------------------------------- CPU-bound stages
@@ -56,10 +56,10 @@ def page_cache(inputs: Inputs, limits: dict) -> list[Finding]:
       action="Faster storage will not shorten this stage: more cores or nodes will (see the model's what-ifs), or "
              "less work per record.",
       needs=(("stages", "executor_cpu_time_s"),))
-def cpu_bound(inputs: Inputs, limits: dict) -> list[Finding]:
+def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     stages = inputs.workload_ids(inputs.table("stages"))
     if stages.empty:
-        return []
+        return
     per_stage = with_application_order(stages).groupby(["workload_id", "app", "stage_id", "name"], dropna=False).agg(
         duration_s=("duration_s", "sum"), cpu_s=("executor_cpu_time_s", "sum"), run_s=("executor_run_time_s", "sum"),
         num_tasks=("num_tasks", "max"), job_group=("job_group", "first"), submitted_ms=("submission_time_ms", "min"),
@@ -72,7 +72,6 @@ def cpu_bound(inputs: Inputs, limits: dict) -> list[Finding]:
     per_stage["workload"] = per_stage["workload_id"].map(lambda w: workload_of.get(w, w))
     per_stage["cpu_pct"] = 100 * per_stage["cpu_s"] / per_stage["run_s"].where(per_stage["run_s"] > 0)
     per_stage["share_pct"] = 100 * per_stage["duration_s"] / per_stage.groupby("workload_id")["duration_s"].transform("sum")
-    found = []
     for _, same in per_stage.groupby(["workload", "app", "job_group", "name", "num_tasks", "ordinal"], dropna=False):
         if not (same["cpu_pct"] >= limits["cpu_share_min_pct"]).all():
             continue
@@ -81,15 +80,14 @@ def cpu_bound(inputs: Inputs, limits: dict) -> list[Finding]:
             continue
         first = same.iloc[0]
         subject = f"app {first['app']} s{first['stage_id']} {first['name']}"
-        found.append(Finding("cpu-bound", ", ".join(same["workload_id"]), subject,
-                             f"{subject}: CPU {number(same['cpu_pct'].min(), '%', 0)}-{number(same['cpu_pct'].max(), '%', 0)} "
-                             f"of task run time in {len(same)} configuration{'s' if len(same) > 1 else ''}; "
-                             f"{number(long['duration_s'].median(), 's', 1)}, "
-                             f"{number(long['share_pct'].median(), '%', 0)} of its workload run's stage time",
-                             {"cpu_share_min_pct": float(same["cpu_pct"].min()), "configurations": len(same),
-                              "stage_s": float(long["duration_s"].median()),
-                              "stage_share_pct": float(long["share_pct"].median())}))
-    return found
+        yield Finding("cpu-bound", ", ".join(same["workload_id"]), subject,
+                      f"{subject}: CPU {number(same['cpu_pct'].min(), '%', 0)}-{number(same['cpu_pct'].max(), '%', 0)} "
+                      f"of task run time in {len(same)} configuration{'s' if len(same) > 1 else ''}; "
+                      f"{number(long['duration_s'].median(), 's', 1)}, "
+                      f"{number(long['share_pct'].median(), '%', 0)} of its workload run's stage time",
+                      {"cpu_share_min_pct": float(same["cpu_pct"].min()), "configurations": len(same),
+                       "stage_s": float(long["duration_s"].median()),
+                       "stage_share_pct": float(long["share_pct"].median())})
 
 
 # ---------------------------------------------------------------- saturated devices
@@ -101,9 +99,8 @@ def cpu_bound(inputs: Inputs, limits: dict) -> list[Finding]:
       action="This device limits the workload while it is saturated: move the path it serves (HDFS or the local "
              "dirs: see the placement) to a faster backend, or spread it over more devices.",
       needs=(("iostat", "util_pct"), ("devices", "device")))
-def device_saturated(inputs: Inputs, limits: dict) -> list[Finding]:
+def device_saturated(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     iostat = inputs.measured_on_backend_devices("iostat")
-    found = []
     for (workload_id, host, device, backend), samples in iostat.groupby(["workload_id", "host", "device", "backend"]):
         busy = samples[samples["util_pct"] >= limits["util_min_pct"]]
         if len(busy) < limits["seconds_min"] or busy["aqu_sz"].mean() < limits["queue_min"]:
@@ -112,15 +109,14 @@ def device_saturated(inputs: Inputs, limits: dict) -> list[Finding]:
         awaits = [f"{d} await {number(busy[c].mean(), 'ms', 0)}" for d, c in (("read", "r_await_ms"), ("write", "w_await_ms"))
                   if busy[c].mean() > 0]
         subject = inputs.device_name(device, backend)
-        found.append(Finding("device-saturated", workload_id, subject,
-                             f"{subject} on {host}: {len(busy)} s at ≥ {number(limits['util_min_pct'], '%', 0)} busy, "
-                             f"mean queue {number(busy['aqu_sz'].mean(), 'requests', 1)}, {', '.join(awaits)}, "
-                             f"{number(iops, 'IOPS', 0)}, "
-                             f"{rate((busy['read_bytes_per_s'] + busy['write_bytes_per_s']).mean())}",
-                             {"saturated_s": int(len(busy)), "queue_mean": float(busy["aqu_sz"].mean()),
-                              "r_await_ms": float(busy["r_await_ms"].mean()), "w_await_ms": float(busy["w_await_ms"].mean()),
-                              "iops": float(iops)}, host))
-    return found
+        yield Finding("device-saturated", workload_id, subject,
+                      f"{subject} on {host}: {len(busy)} s at ≥ {number(limits['util_min_pct'], '%', 0)} busy, "
+                      f"mean queue {number(busy['aqu_sz'].mean(), 'requests', 1)}, {', '.join(awaits)}, "
+                      f"{number(iops, 'IOPS', 0)}, "
+                      f"{rate((busy['read_bytes_per_s'] + busy['write_bytes_per_s']).mean())}",
+                      {"saturated_s": int(len(busy)), "queue_mean": float(busy["aqu_sz"].mean()),
+                       "r_await_ms": float(busy["r_await_ms"].mean()), "w_await_ms": float(busy["w_await_ms"].mean()),
+                       "iops": float(iops)}, host)
 
 
 # ---------------------------------------------------------------- what fio says the device can do
@@ -133,11 +129,10 @@ def device_saturated(inputs: Inputs, limits: dict) -> list[Finding]:
       action="Storage is not what limits this workload at this scale: a faster device will not shorten it. A "
              "larger scale, cold caches (DROP_CACHES=1) or budgeted nodes make storage matter.",
       needs=(("iostat", "read_bytes_per_s"), ("devices", "device")))
-def device_underused(inputs: Inputs, limits: dict) -> list[Finding]:
+def device_underused(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     bandwidths = Bandwidths()
     bandwidths.add_fio(inputs.table("fio"), devices.backend_profiles(inputs.table("devices")), "the run's fio sweep")
     iostat = inputs.measured_on_backend_devices("iostat")
-    found = []
     for (workload_id, host, device, backend), samples in iostat.groupby(["workload_id", "host", "device", "backend"]):
         profile = inputs.profile(backend)
         moved = float((samples["read_bytes_per_s"] + samples["write_bytes_per_s"]).sum())   # 1 s samples
@@ -151,12 +146,11 @@ def device_underused(inputs: Inputs, limits: dict) -> list[Finding]:
         if not peak < limits["peak_use_max_pct"]:
             continue
         subject = inputs.device_name(device, backend)
-        found.append(Finding("device-underused", workload_id, subject,
-                             f"{subject} on {host}: at most {number(peak, '%', 1)} of what it can do at the request "
-                             f"sizes it served ({source}); {format_bytes(moved)} moved, peak "
-                             f"{rate((samples['read_bytes_per_s'] + samples['write_bytes_per_s']).max())}",
-                             {"peak_use_pct": peak, "moved_bytes": moved}, host))
-    return found
+        yield Finding("device-underused", workload_id, subject,
+                      f"{subject} on {host}: at most {number(peak, '%', 1)} of what it can do at the request "
+                      f"sizes it served ({source}); {format_bytes(moved)} moved, peak "
+                      f"{rate((samples['read_bytes_per_s'] + samples['write_bytes_per_s']).max())}",
+                      {"peak_use_pct": peak, "moved_bytes": moved}, host)
 
 
 def _capacity_use(samples: pd.DataFrame, bandwidths: Bandwidths, profile: str) -> tuple[np.ndarray, str]:
