@@ -10,14 +10,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import access_patterns, devices, findings, gate, safeio, statistics
+from . import access_patterns, devices, gate, safeio, statistics
+from .findings.rules import RULES, run_time
 from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_heatmap, io_patterns,
                          key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
                          throughput_table, workload_times)
 from .formatting import number, now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
-from .presentation import figures, render_page, rows
+from .presentation import figures, findings_export, render_page, rows
 from .report import ReportSectionFailed
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
@@ -100,10 +101,10 @@ def sensitivity_section(runs: list[Run]) -> dict:
         table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
         return {**rows.sensitivity_context(table), "error": "",
-                "json": findings.section(findings.sensitivity_records(table))}
+                "json": findings_export.section(findings_export.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _failed(runs, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
+        return {"placements": [], "rows": [], "error": note, "json": findings_export.section(error=note)}
 
 
 def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
@@ -134,15 +135,16 @@ def heatmap_section(runs: list[Run], order: list[str], views: list[figures.RunVi
 
 def overview_json(runs: list[Run]) -> dict:
     """findings.json's overview of a comparison: each run's measured workload runs as its own report's overview
-    gives them (findings.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure is
-    said there."""
+    gives them (findings_export.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure
+    is said there."""
     try:
-        records = [record for r in runs for record in findings.overview_records(
-            r.run_id, *findings.overview_frames(r.tables, iomodel.configurations_of(r.run_id, r.manifest, r.tables),
-                                                iomodel.bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
-        return findings.section(records)
+        records = [record for r in runs for record in findings_export.overview_records(
+            r.run_id, *findings_export.overview_frames(
+                r.tables, iomodel.configurations_of(r.run_id, r.manifest, r.tables),
+                iomodel.bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
+        return findings_export.section(records)
     except Exception as error:  # noqa: BLE001 - said in findings.json instead
-        return findings.section(error=_failed(runs, "the overview", error))
+        return findings_export.section(error=_failed(runs, "the overview", error))
 
 
 def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
@@ -153,7 +155,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     workloads, order = workload_times(runs, noise)
     stages = stage_times(runs, order, noise)
     noise = used_noise(workloads) or noise
-    statuses, found = findings.evaluate_comparison([(r.label, r.tables) for r in runs], workloads, noise)
+    statuses, found = run_time.evaluate_comparison(RULES, [(r.label, r.tables) for r in runs], workloads, noise)
     series = fio_series(runs)
     ratios, fio_baseline = fio_ratios(series, runs)
     throughput = throughput_table(runs, order)
@@ -181,8 +183,8 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
         "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
         "sensitivity": storage_sensitivity,
-        "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
-                                          overview_json(runs), storage_sensitivity["json"]),
+        "findings_json": findings_export.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
+                                                 overview_json(runs), storage_sensitivity["json"]),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}

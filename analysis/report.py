@@ -8,11 +8,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import access_patterns, devices, findings, metrics, safeio, statistics
+from . import access_patterns, devices, metrics, safeio, statistics
+from .findings import engine
+from .findings.rules import RULES
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .hibench import hibench_report
 from .parsers.manifest import load_manifest, missing_keys
-from .presentation import figures, render_page, rows
+from .presentation import figures, findings_export, render_page, rows
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
@@ -131,15 +133,15 @@ def _model_section(run_dir: Path, configs: list[iomodel.Configuration], bandwidt
 def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration],
               bandwidths: iomodel.Bandwidths) -> dict:
     """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
-    reads (findings.overview_frames), as the page's rows and as findings.json's objects; a failure must not cost
-    the report."""
+    reads (findings_export.overview_frames), as the page's rows and as findings.json's objects; a failure must not
+    cost the report."""
     try:
-        frames = findings.overview_frames(tables, configs, bandwidths)
+        frames = findings_export.overview_frames(tables, configs, bandwidths)
         return {"rows": rows.overview_rows(*frames), "error": "",
-                "json": findings.section(findings.overview_records(run_id, *frames))}
+                "json": findings_export.section(findings_export.overview_records(run_id, *frames))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _section_failed(run_dir, "the overview", error)
-        return {"rows": [], "error": note, "json": findings.section(error=note)}
+        return {"rows": [], "error": note, "json": findings_export.section(error=note)}
 
 
 def _hibench(run_dir: Path, tables: dict[str, pd.DataFrame], manifest: dict) -> dict:
@@ -177,20 +179,20 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[i
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
         table = sensitivity.storage_sensitivity(configs, profiles, bandwidths)
         return {**rows.sensitivity_context(table), "error": "",
-                "json": findings.section(findings.sensitivity_records(table))}
+                "json": findings_export.section(findings_export.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _section_failed(run_dir, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
+        return {"placements": [], "rows": [], "error": note, "json": findings_export.section(error=note)}
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
     """The rule set over the run's tables; a rule that fails must not cost the report (shown in the section)."""
     try:
-        statuses, table = findings.evaluate(tables, noise)
+        statuses, table = engine.evaluate(RULES, tables, noise)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
         warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
-        empty = pd.DataFrame(columns=findings.COLUMNS)
+        empty = pd.DataFrame(columns=engine.COLUMNS)
         return {**rows.findings_context([], empty, noise), "error": note}, [], empty
     return rows.findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
@@ -276,6 +278,6 @@ def write_findings(run_dir: Path, context: dict) -> tuple[Path, Path]:
     table_path = safeio.directory(run_dir / TABLES) / FINDINGS_TABLE
     with safeio.replacing(table_path) as handle:
         context["findings_table"].to_parquet(handle, index=False)
-    text = findings.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"],
-                            context["overview"]["json"], context["sensitivity"]["json"])
+    text = findings_export.as_json(context["run_id"], context["findings_statuses"], context["findings_table"],
+                                   context["noise"], context["overview"]["json"], context["sensitivity"]["json"])
     return safeio.write_text(run_dir / FINDINGS, text), table_path

@@ -150,11 +150,10 @@ def test_a_module_in_no_layer_fails_naming_where_to_list_it(pristine, tree):
 
 
 def test_a_split_module_stays_in_its_layer(pristine, tree):
-    (tree / "analysis/models/iomodel").mkdir()
-    (tree / "analysis/models/iomodel/formulas.py").write_text("from analysis import formatting\n")
-    (tree / "analysis/findings").mkdir()
+    (tree / "analysis/models/split_model").mkdir()
+    (tree / "analysis/models/split_model/formulas.py").write_text("from analysis import formatting\n")
     (tree / "analysis/findings/rules").mkdir(parents=True, exist_ok=True)
-    (tree / "analysis/findings/rules/storage.py").write_text("from analysis.models.iomodel import formulas\n")
+    (tree / "analysis/findings/rules/split_rules.py").write_text("from analysis.models.split_model import formulas\n")
     assert new_problems(pristine, tree) == []
 
 

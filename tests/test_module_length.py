@@ -11,7 +11,6 @@ UNTIL_ISSUE_46 = {"analysis/parsers/eventlog.py"}
 BEING_SPLIT = {
     "spillway/runner.py",                    # helper "bench": the bench as an orchestrator over parts
     "analysis/models/iomodel.py",            # the model package, split by concern
-    "analysis/findings.py",                  # the findings engine apart from its rules
     "analysis/presentation/figures.py",      # helper "pages"
     "analysis/presentation/rows.py",         # helper "pages"
     "analysis/comparison.py",                # renamed and split with compare.py

@@ -204,3 +204,29 @@ def archived_run(tmp_path):
         (run / "manifest.json").write_text(json.dumps({"run_id": "run", "workloads": workloads}))
         return run
     return make
+
+
+@pytest.fixture(scope="module")
+def matrix_tables() -> dict:
+    """The tables of the recorded placement matrix (tests/fixtures/runs/terasort-matrix: TeraSort on Spark, HDFS and
+    the local dirs on an emulated hdd or ssd, one run each), as the findings' rules read them; a table newer than the
+    recording is empty."""
+    import pandas as pd
+    from analysis.tables import TABLE_NAMES
+
+    tables = FIXTURES / "runs" / "terasort-matrix" / "tables"
+    return {name: pd.read_parquet(tables / f"{name}.parquet") if (tables / f"{name}.parquet").exists()
+            else pd.DataFrame() for name in TABLE_NAMES}
+
+
+def findings_of(tables: dict, noise=None):
+    """The findings of the rule set (analysis/findings/rules) over a copy of `tables`: one row per finding."""
+    from analysis.findings import engine
+    from analysis.findings.rules import RULES
+
+    return engine.evaluate(RULES, {k: v.copy() for k, v in tables.items()}, noise)[1]
+
+
+def fired_on(findings, rule: str) -> set[str]:
+    """The workload runs (`workload_id`) where `rule` fired, of a table of findings_of."""
+    return set(findings.loc[findings["rule"] == rule, "workload_id"])

@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import findings
 from analysis.models import iomodel, sensitivity
+from analysis.presentation import findings_export
 from conftest import FIXTURES
 
 MATRIX, FIO = FIXTURES / "runs" / "terasort-matrix", FIXTURES / "runs" / "fio-sweep"
@@ -158,7 +158,7 @@ def test_each_number_is_labelled_with_its_model_and_a_one_placement_workload_tak
     assert alone["error_median_pct"].iloc[0] == pytest.approx(float(np.median(absolute)))
     assert alone["error_basis"].iloc[0].startswith("fio model: each measured placement of terasort (runs "
                                                    "20261121-201144-local) predicted from each other one alone (12")
-    records = {r["workload"]: r for r in findings.sensitivity_records(both)}
+    records = {r["workload"]: r for r in findings_export.sensitivity_records(both)}
     assert records["terasort"]["model"] == "io-aware-fit" and records["terasort-alone"]["model"] == "fio-resources"
     placements = {(p["hdfs"], p["local"]): p for p in records["terasort-alone"]["placements"]}
     assert placements[("hdd", "ssd")]["model"] is None and placements[("hdd", "ssd")]["how"] == "measured"

@@ -1,8 +1,8 @@
-"""findings.json for machines (docs/findings.md, "findings.json"): the report's and the comparison's overview and
-storage sensitivity, on the recorded placement matrix (tests/fixtures/runs/terasort-matrix: TeraSort on Spark, HDFS
-and local dirs on hdd or ssd, one run each; its first two placements also ran TeraGen on MapReduce) and the recorded
-hdd-only run (terasort-hdd). Each figure is checked against the recorded tables, computed here without the analysis'
-own functions, and against what the HTML page shows."""
+"""findings.json for machines (analysis/presentation/findings_export.py; docs/findings.md, "findings.json"): the
+report's and the comparison's overview and storage sensitivity, on the recorded placement matrix
+(tests/fixtures/runs/terasort-matrix: TeraSort on Spark, HDFS and local dirs on hdd or ssd, one run each; its first two
+placements also ran TeraGen on MapReduce) and the recorded hdd-only run (terasort-hdd). Each figure is checked against
+the recorded tables, computed here without the analysis' own functions, and against what the HTML page shows."""
 from __future__ import annotations
 
 import json
@@ -15,13 +15,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import findings, metrics
+from analysis import metrics
 from analysis.compare import write_comparison
+from analysis.findings.engine import COLUMNS
+from analysis.presentation import findings_export
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
 from conftest import copy_recorded_run
 
-RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
+RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"
 HDD_HDD, HDD_SSD = "terasort-hdfs_hdd-local_hdd", "terasort-hdfs_hdd-local_ssd"
 SSD_HDD, SSD_SSD = "terasort-hdfs_ssd-local_hdd", "terasort-hdfs_ssd-local_ssd"
 
@@ -207,12 +209,13 @@ def test_a_mapreduce_only_run_says_null_where_the_page_says_dash(tmp_path):
               else pd.DataFrame(columns=["host", "workload_id"]) for name in TABLE_NAMES}
     tables["stages"] = tables["stages"][tables["stages"]["workload_id"] != HDD_HDD]
     overview, per_backend = metrics.workload_overview(tables)
-    records = findings.overview_records("run", overview, per_backend, pd.DataFrame(columns=["workload_id"]))
+    records = findings_export.overview_records("run", overview, per_backend, pd.DataFrame(columns=["workload_id"]))
     [teragen] = [r for r in records if r["workload_id"] == HDD_HDD]
     assert teragen["bytes_by_path"]["spill_bytes"] is None and teragen["stage_time"] is None
     assert teragen["bytes_by_path"]["hdfs_write_bytes"] == 50_000_000     # 500 k rows of 100 bytes
-    document = findings.as_json("run", [], pd.DataFrame(columns=findings.COLUMNS), None, findings.section(records),
-                                findings.section(error="the storage sensitivity could not be evaluated: ..."))
+    unevaluated = findings_export.section(error="the storage sensitivity could not be evaluated: ...")
+    document = findings_export.as_json("run", [], pd.DataFrame(columns=COLUMNS), None, findings_export.section(records),
+                                       unevaluated)
     parsed = json.loads(document, parse_constant=lambda name: pytest.fail(f"findings.json holds {name}"))
     assert parsed["sensitivity"] == {"error": "the storage sensitivity could not be evaluated: ...", "items": []}
     assert not any(isinstance(v, float) and not math.isfinite(v) for v in parsed["overview"]["items"][0]["reads"].values())
@@ -230,7 +233,7 @@ def test_every_key_of_findings_json_is_documented(report):
     """Every key the report writes at the top and in the overview and sensitivity (the rules' own keys and their
     findings' `values` are documented with each rule), and every unit suffix, in the "findings.json" section."""
     _, _, document = report
-    doc = (Path(__file__).resolve().parents[2] / "docs" / "findings.md").read_text()
+    doc = (Path(__file__).resolve().parents[3] / "docs" / "findings.md").read_text()
     start = doc.index("## findings.json")
     section = doc[start:doc.index("\n## ", start + 1)]
     keys = set(document) | _keys(document["overview"]) | _keys(document["sensitivity"]) | set(document["units"])

@@ -1,0 +1,132 @@
+"""The findings engine: what a rule is, what it reads, and how a rule set is evaluated over a run's tables
+(the rules themselves are analysis/findings/rules/; docs/findings.md holds every rule's trigger, threshold, evidence
+and action).
+
+Every rule is a Rule: an id, what triggers it, its thresholds (units in their names), and a check that takes the
+run's tables (never raw/) and returns one Finding per place it fired (a workload run, a stage, a device), each with
+its evidence in words and numbers with units (analysis.formatting) and the numbers themselves. A rule whose tables
+the run lacks says so (status `no data`) instead of staying silent.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
+
+import pandas as pd
+
+from .. import devices, metrics, statistics
+
+FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"
+COLUMNS = ["rule", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    workload_id: str
+    subject: str          # where: a device, a stage, a placement
+    evidence: str         # words and numbers with units
+    values: dict          # the numbers the evidence quotes (units in the keys)
+    host: str = ""
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    title: str
+    trigger: str          # in words, with the thresholds by name
+    thresholds: dict      # name (unit in the name) -> value
+    action: str
+    needs: tuple          # tables (name, column) the check reads; an empty or missing one: no data
+    check: Callable[["Inputs", dict], Iterable[Finding]] = field(repr=False, compare=False)
+
+
+def rule(**spec) -> Callable[[Callable], Rule]:
+    """The decorated check (it yields its findings) as a Rule with `spec`; a rule is evaluated only where a rule set
+    lists it (analysis/findings/rules/__init__.py)."""
+    def make(check: Callable) -> Rule:
+        return Rule(check=check, **spec)
+    return make
+
+
+@dataclass
+class Inputs:
+    """A run's tables and what the rules share: the backend devices, the measured workload runs, the noise."""
+
+    tables: dict[str, pd.DataFrame]
+    noise: statistics.Noise | None = None
+
+    def table(self, name: str) -> pd.DataFrame:
+        return self.tables.get(name, pd.DataFrame())
+
+    def workload_ids(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """`frame`'s rows of measured workload runs (all rows when the run lists no workloads)."""
+        measured = metrics.measured_runs(self.table("workloads"))
+        if measured.empty or "workload_id" not in frame:
+            return frame
+        return frame[frame["workload_id"].isin(measured["workload_id"])]
+
+    def backend_devices(self) -> dict[tuple[str, str], str]:
+        return devices.device_backends(self.table("devices"))
+
+    def measured_on_backend_devices(self, name: str) -> pd.DataFrame:
+        """Table `name`'s rows (host, device columns) of measured workload runs on a backend's device, with `backend`
+        (metrics.on_backend_devices)."""
+        return metrics.on_backend_devices(self.workload_ids(self.table(name)), self.backend_devices())
+
+    def profile(self, backend: str) -> str:
+        return devices.profile_of(self.table("devices"), backend)
+
+    def device_name(self, device: str, backend: str) -> str:
+        """`loop3 (ssd)`, or `nvme0n1 (fast: nvme)` where the backend's name is not its profile."""
+        profile = self.profile(backend)
+        return f"{device} ({backend})" if profile == backend else f"{device} ({backend}: {profile})"
+
+    def rotational(self) -> dict[tuple[str, str], object]:
+        frame = self.table("devices")
+        if frame.empty or "rotational" not in frame:
+            return {}
+        on_device = frame[frame["device"] != ""]
+        return dict(zip(zip(on_device["host"], on_device["device"]), on_device["rotational"]))
+
+
+def evaluate(rules: Sequence[Rule], tables: dict[str, pd.DataFrame],
+             noise: statistics.Noise | None = None) -> tuple[list[dict], pd.DataFrame]:
+    """Every rule of `rules` over a run's tables: (one status row per rule, one row per finding: COLUMNS). `noise`:
+    the host's run-to-run noise when known; else the largest spread of the run's repeated configurations, if any."""
+    noise = noise or statistics.noise_from_repetitions(metrics.run_time_by_placement(tables.get("workloads", pd.DataFrame())),
+                                                       "this run's workloads")
+    inputs = Inputs(tables, noise)
+    statuses, rows = [], []
+    for r in rules:
+        if not _has(inputs, r.needs):
+            statuses.append(status(r, NO_DATA, 0, "needs " + ", ".join(f"{n}.{c}" for n, c in r.needs)))
+            continue
+        found = list(r.check(inputs, r.thresholds))
+        statuses.append(status(r, FIRED if found else QUIET, len(found)))
+        rows += finding_rows(r, found)
+    return statuses, pd.DataFrame(rows, columns=COLUMNS)
+
+
+def status(r: Rule, state: str, findings: int, why: str = "") -> dict:
+    """A rule's status row (findings.json's `rules`): the rule, whether it fired, how often, what it lacked."""
+    return {"rule": r.id, "title": r.title, "trigger": r.trigger, "thresholds": dict(r.thresholds), "action": r.action,
+            "status": state, "findings": findings, "why": why}
+
+
+def finding_rows(r: Rule, found: list[Finding]) -> list[dict]:
+    """The rows (COLUMNS) of rule `r`'s findings; `values` as strict JSON."""
+    return [{"rule": r.id, "title": r.title, "workload_id": f.workload_id, "host": f.host, "subject": f.subject,
+             "evidence": f.evidence, "action": r.action, "values": json.dumps(_finite(f.values), sort_keys=True)}
+            for f in found]
+
+
+def _has(inputs: Inputs, needs: tuple) -> bool:
+    return all(not inputs.table(name).empty and column in inputs.table(name) for name, column in needs)
+
+
+def _finite(values: dict) -> dict:
+    """NaN and infinities as null: findings.json is strict JSON."""
+    return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in values.items()}

@@ -1,0 +1,12 @@
+"""The rule set, in the order the pages and findings.json list the rules (docs/findings.md, "The rules"). Every rule
+family's module is named here and every rule of it listed: a rule is evaluated because it is in RULES, never because
+its module happened to be imported."""
+from __future__ import annotations
+
+from . import balance, run_time, spark_data, where_time_goes
+
+RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.device_saturated,
+         spark_data.spill, spark_data.small_shuffle_reads,
+         balance.imbalance,
+         where_time_goes.device_underused,
+         run_time.storage_sensitive, run_time.cannot_tell)

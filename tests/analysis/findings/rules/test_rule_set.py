@@ -1,0 +1,45 @@
+"""The rule set (analysis/findings/rules/__init__.py, docs/findings.md): every rule documented with its thresholds,
+and the report opening with the rules' findings in the rule set's order and writing them for machines, on the
+recorded placement-matrix run (tests/fixtures/runs/terasort-matrix)."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.findings.engine import COLUMNS
+from analysis.findings.rules import RULES
+from analysis.report import write_report
+from analysis.tables import TABLE_NAMES
+
+MATRIX = Path(__file__).resolve().parents[3] / "fixtures" / "runs" / "terasort-matrix"
+
+
+def test_every_rule_is_documented_with_its_threshold():
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "findings.md").read_text()
+    assert len({r.id for r in RULES}) == len(RULES) >= 9
+    for r in RULES:
+        assert f"### `{r.id}`" in doc, r.id
+        for name in r.thresholds:
+            assert f"`{name}`" in doc and f"`{name}`" in r.trigger, (r.id, name)
+
+
+def test_report_opens_with_the_findings_and_writes_them_for_machines(tmp_path):
+    run = tmp_path / "terasort-matrix"
+    shutil.copytree(MATRIX, run)
+    for name in TABLE_NAMES:   # tables newer than the recording: empty, as the analysis writes a source-less table
+        if not (run / "tables" / f"{name}.parquet").exists():
+            pd.DataFrame(columns=["host", "workload_id"]).to_parquet(run / "tables" / f"{name}.parquet")
+    html = write_report(run).read_text()
+    # the findings first: the next section is the overview
+    assert html.index('id="findings"') < html.index("<h2", html.index('id="findings"') + 1) == html.index('<h2 id="overview"')
+    section = html[html.index('id="findings"'):html.index('id="overview"')]
+    assert "The page cache served most reads" in section and "What to do:" in section and "2.4 %" in section
+    document = json.loads((run / "findings.json").read_text())
+    assert [r["rule"] for r in document["rules"]] == [r.id for r in RULES]
+    table = pd.read_parquet(run / "tables" / "findings.parquet")
+    assert list(table.columns) == COLUMNS
+    assert len(table) == len(document["findings"]) == sum(r["findings"] for r in document["rules"]) > 0
+    assert {r["rule"] for r in document["rules"] if r["status"] == "fired"} == set(table["rule"])
