@@ -53,15 +53,6 @@ def _op_kinds(rwbs_values: pd.Index) -> tuple[pd.Index, np.ndarray]:
     return names, np.append(names.get_indexer(kinds), names.get_loc("other"))
 
 
-def op_of_rwbs(rwbs: pd.Series) -> pd.Series:
-    """read/write/discard/flush from the kernel's rwbs string (`R`, `WS`, `FWFS`, `FN`, `DS`...),
-    spread to the rows by category code (no per-row Python)."""
-    categories = rwbs.astype("category")
-    names, kind_codes = _op_kinds(categories.cat.categories)
-    return pd.Series(pd.Categorical.from_codes(kind_codes[categories.cat.codes.to_numpy()], categories=names),
-                     index=rwbs.index)
-
-
 def _time_order(time_s: np.ndarray) -> np.ndarray | None:
     """Row order by time (stable), or None when the rows are in time order already (traces come
     out of the collector so): no sort of millions of rows then."""

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
+
 from .. import safeio
 
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -107,3 +109,9 @@ def parse_fio_latency_bins(path: Path) -> list[dict]:
 def _percentile_s(side: dict, key: str) -> float:
     pct = (side.get("clat_ns") or {}).get("percentile") or {}
     return float(pct[key]) / 1e9 if key in pct else float("nan")
+
+
+def fio_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The fio and fio_latency_bins tables of one fio JSON output."""
+    return {"fio": pd.DataFrame(parse_fio_json(path)),
+            "fio_latency_bins": pd.DataFrame(parse_fio_latency_bins(path), columns=LATENCY_BIN_COLUMNS)}, ""

@@ -61,5 +61,5 @@ def parse_gluster_profile(path: Path) -> dict[str, pd.DataFrame]:
 
 
 def gluster_profile_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
-    """parse_gluster_profile in the (tables, note) form analysis.tables' parse_many takes."""
+    """parse_gluster_profile in the (tables, note) form of a registry entry's parser (parsers/source.py)."""
     return parse_gluster_profile(path), ""

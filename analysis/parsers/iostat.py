@@ -282,3 +282,12 @@ def _is_number_row(parts: list[str]) -> bool:
     except ValueError:
         return False
     return True
+
+
+def iostat_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The iostat and host_cpu tables of an iostat.json, or the iostat table of the text report iostat -x writes
+    without JSON output (iostat.txt), and whether the JSON was repaired."""
+    if path.suffix == ".txt":
+        return {"iostat": parse_iostat_text(path)[0]}, ""
+    disks, cpu, info = parse_iostat_tables(path)
+    return {"iostat": disks, "host_cpu": cpu}, "repaired: iostat was stopped mid-report" if info["truncated"] else ""

@@ -12,6 +12,8 @@ import struct
 from pathlib import Path
 from typing import Iterator
 
+import pandas as pd
+
 from .. import safeio
 from .avro_binary import AvroDecoder
 
@@ -116,3 +118,10 @@ def parse_jhist(path: Path) -> tuple[dict, list[dict]]:
     if job["launch_time_ms"] and job["finish_time_ms"]:
         job["duration_s"] = (job["finish_time_ms"] - job["launch_time_ms"]) / 1e3
     return job, counter_rows
+
+
+def jhist_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The mr_jobs row and mr_counters rows of one .jhist file."""
+    job, counter_rows = parse_jhist(path)
+    return {"mr_jobs": pd.DataFrame([job], columns=JOB_COLUMNS),
+            "mr_counters": pd.DataFrame(counter_rows, columns=COUNTER_COLUMNS)}, ""

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
+
 from .. import safeio
 
 COLUMNS = ["window_s", "memory_limit_bytes", "memory_usage_bytes", "page_cache_bytes", "process_memory_bytes",
@@ -68,3 +70,8 @@ def window_row(start: Path, stop: Path) -> dict:
         "throttled_period_share": throttled_periods / periods if periods else None,
     }
 
+
+
+def node_budget_table(start: Path, stop: Path) -> pd.DataFrame:
+    """The node_budget table of one window: its one row."""
+    return pd.DataFrame([window_row(start, stop)], columns=COLUMNS)

@@ -52,3 +52,10 @@ def _object(value, what: str) -> dict:
     if not isinstance(value, dict):
         raise ValueError(f"{what} is {type(value).__name__}, not a JSON object: not a Prometheus archive")
     return value
+
+
+def prometheus_tables(path: Path) -> tuple[dict[str, pd.DataFrame], str]:
+    """The prometheus_series table of one archive, and a note of the queries that failed when archived."""
+    frame, failed = parse_archive(path)
+    note = f"{len(failed)} quer(ies) failed when archived: {'; '.join(failed)}"[:500] if failed else ""
+    return {"prometheus_series": frame}, note

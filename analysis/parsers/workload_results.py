@@ -82,35 +82,22 @@ SAMPLE_COLUMNS = ["metric", "value", "unit", "metadata"]
 # The convention's keys of each file, columns of their own; whatever else a workload writes goes to `detail`.
 _CHECK_KEYS = {"prepare": ("generated", "generate_s", "problems"), "validate": ("ok", "problems")}
 
-_PREPARE_SAMPLES = (  # key of prepare.json, metric, unit
-    ("generate_s", "generate_time", "s"),
-    ("load_s", "load_time", "s"),
-    ("bytes", "input_size", "B"),
-    ("points", "input_points", "points"),
-    ("rows", "input_rows", "rows"),
-    ("check_s", "cache_check_time", "s"),
-    ("generated_in_job_s", "generate_job_time", "s"),
-)
-_GATK4_EXPECTED_SAMPLES = (
-    ("reads", "input_reads", "reads"),
-    ("duplicate_reads", "planted_duplicate_reads", "reads"),
-    ("known_sites", "known_sites", "sites"),
-)
-_KMEANS_MODEL_SAMPLES = (
-    ("load_seconds", "train_load_time", "s"),
-    ("final_cost_seconds", "final_cost_time", "s"),
-    ("total_seconds", "train_time", "s"),
-)
-_KMEANS_VALIDATION_SAMPLES = (
-    ("max_centre_error", "max_centre_error", ""),
-    ("tolerance", "centre_tolerance", ""),
-    ("expected_final_cost", "expected_final_cost", ""),
-    ("final_cost_ratio", "final_cost_ratio", ""),
-)
-_GATK4_VALIDATION_SAMPLES = (
-    ("metrics_duplicate_reads", "metrics_duplicate_reads", "reads"),
-    ("expected_duplicate_reads", "expected_duplicate_reads", "reads"),
-)
+# The samples that are one key of a JSON object a step writes, by object: key -> (metric, unit).
+_KEYED_SAMPLES = {
+    "prepare": {"generate_s": ("generate_time", "s"), "load_s": ("load_time", "s"), "bytes": ("input_size", "B"),
+                "points": ("input_points", "points"), "rows": ("input_rows", "rows"),
+                "check_s": ("cache_check_time", "s"), "generated_in_job_s": ("generate_job_time", "s")},
+    "gatk4 expected": {"reads": ("input_reads", "reads"), "duplicate_reads": ("planted_duplicate_reads", "reads"),
+                       "known_sites": ("known_sites", "sites")},
+    "kmeans model": {"load_seconds": ("train_load_time", "s"), "final_cost_seconds": ("final_cost_time", "s"),
+                     "total_seconds": ("train_time", "s")},
+    "kmeans validation": {"max_centre_error": ("max_centre_error", ""), "tolerance": ("centre_tolerance", ""),
+                          "expected_final_cost": ("expected_final_cost", ""),
+                          "final_cost_ratio": ("final_cost_ratio", "")},
+    "gatk4 output": {"reads": ("output_reads", "reads"), "duplicate_reads": ("output_duplicate_reads", "reads")},
+    "gatk4 validation": {"metrics_duplicate_reads": ("metrics_duplicate_reads", "reads"),
+                         "expected_duplicate_reads": ("expected_duplicate_reads", "reads")},
+}
 # TestDFSIO's result file: a header per run, then its figures; "mb" is its MEGA, 2^20 bytes.
 _DFSIO_HEADER = "----- TestDFSIO ----- : "
 _DFSIO_FIELDS = {  # label: metric, unit, factor
@@ -199,14 +186,14 @@ Sample = tuple[str, float, str, dict]
 def _prepare_samples(path: Path) -> Iterator[Sample]:
     doc = _read_object(path)
     generated = doc.get("generated")
-    for key, metric, unit in _PREPARE_SAMPLES:
+    for key, (metric, unit) in _KEYED_SAMPLES["prepare"].items():
         if doc.get(key) is not None:
             metadata = {"generated": generated} if key == "generate_s" and isinstance(generated, bool) else {}
             yield metric, _number(doc[key], key), unit, metadata
     expected = doc.get("expected")
     if expected is not None:
         _require(expected, dict, "expected")
-        yield from _keyed_samples(expected, _GATK4_EXPECTED_SAMPLES, "expected.")
+        yield from _keyed_samples(expected, "gatk4 expected", "expected.")
 
 
 def _query_time_samples(path: Path) -> Iterator[Sample]:
@@ -227,7 +214,7 @@ def _iteration_samples(path: Path) -> Iterator[Sample]:
 
 
 def _model_samples(path: Path) -> Iterator[Sample]:
-    yield from _keyed_samples(_read_object(path), _KMEANS_MODEL_SAMPLES)
+    yield from _keyed_samples(_read_object(path), "kmeans model")
 
 
 def _validation_samples(path: Path) -> Iterator[Sample]:
@@ -238,12 +225,11 @@ def _validation_samples(path: Path) -> Iterator[Sample]:
         errors = _require(doc["centre_errors"], list, "centre_errors")
         for index, error in enumerate(errors):
             yield "centre_error", _number(error, f"centre_errors[{index}]"), "", {"centre": index}
-        yield from _keyed_samples(doc, _KMEANS_VALIDATION_SAMPLES)
+        yield from _keyed_samples(doc, "kmeans validation")
     if "output_bam" in doc or "metrics_duplicate_reads" in doc:
         scan = _require(doc.get("output_bam") or {}, dict, "output_bam")
-        yield from _keyed_samples(scan, (("reads", "output_reads", "reads"),
-                                         ("duplicate_reads", "output_duplicate_reads", "reads")), "output_bam.")
-        yield from _keyed_samples(doc, _GATK4_VALIDATION_SAMPLES)
+        yield from _keyed_samples(scan, "gatk4 output", "output_bam.")
+        yield from _keyed_samples(doc, "gatk4 validation")
         tables = _require(doc.get("recalibration_table_rows") or {}, dict, "recalibration_table_rows")
         for table, count in tables.items():
             yield ("recalibration_table_rows", _number(count, f"recalibration_table_rows.{table}"), "rows",
@@ -321,8 +307,8 @@ def _dfsio_samples(path: Path) -> Iterator[Sample]:
             yield metric, values[label] * factor, unit, {"mode": mode}
 
 
-def _keyed_samples(doc: dict, keys: tuple, prefix: str = "") -> Iterator[Sample]:
-    for key, metric, unit in keys:
+def _keyed_samples(doc: dict, group: str, prefix: str = "") -> Iterator[Sample]:
+    for key, (metric, unit) in _KEYED_SAMPLES[group].items():
         if doc.get(key) is not None:
             yield metric, _number(doc[key], prefix + key), unit, {}
 
