@@ -9,12 +9,15 @@ the run lacks says so (status `no data`) instead of staying silent.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 import pandas as pd
+import yaml
 
 from .. import devices, metrics, statistics
 
@@ -43,11 +46,24 @@ class Rule:
     check: Callable[["Inputs", dict], Iterable[Finding]] = field(repr=False, compare=False)
 
 
-def rule(**spec) -> Callable[[Callable], Rule]:
-    """The decorated check (it yields its findings) as a Rule with `spec`; a rule is evaluated only where a rule set
-    lists it (analysis/findings/rules/__init__.py)."""
+# What each rule says (title, trigger, thresholds, action): text, kept once beside the checks, as docs/findings.md
+# presents it.
+CATALOG = Path(__file__).resolve().parent / "rules" / "catalog.yml"
+
+
+@functools.cache
+def catalog() -> dict[str, dict]:
+    return yaml.safe_load(CATALOG.read_text())
+
+
+def rule(rule_id: str, needs: tuple) -> Callable[[Callable], Rule]:
+    """The decorated check (it yields its findings) as the Rule `rule_id` of the catalog, reading the tables `needs`
+    names; a rule is evaluated only where a rule set lists it (analysis/findings/rules/__init__.py)."""
+    said = catalog()[rule_id]
+
     def make(check: Callable) -> Rule:
-        return Rule(check=check, **spec)
+        return Rule(id=rule_id, title=said["title"], trigger=said["trigger"], thresholds=said["thresholds"],
+                    action=said["action"], needs=needs, check=check)
     return make
 
 

@@ -10,13 +10,7 @@ from ..engine import Finding, Inputs, rule
 
 # ---------------------------------------------------------------- imbalance
 
-@rule(id="imbalance", title="Imbalance across nodes or devices of a backend",
-      trigger="in a workload run, the busiest device of a backend moved at least `max_over_mean_min` times the mean "
-              "over that backend's devices (two or more), with at least `backend_min_bytes` moved in all",
-      thresholds={"max_over_mean_min": 1.5, "backend_min_bytes": 64 * 2 ** 20},
-      action="One node or device did more of the I/O than the others and the stage waits for it: look for data "
-             "skew (partitioning), HDFS block placement (hdfs balancer) or a slower device on that node.",
-      needs=(("disk_totals", "read_bytes"), ("devices", "device")))
+@rule("imbalance", needs=(("disk_totals", "read_bytes"), ("devices", "device")))
 def imbalance(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     disk = inputs.measured_on_backend_devices("disk_totals")
     for (workload_id, backend), group in disk.groupby(["workload_id", "backend"]):

@@ -12,25 +12,12 @@ from ...formatting import number
 from ..engine import COLUMNS, FIRED, NO_DATA, QUIET, Finding, Inputs, Rule, evaluate, finding_rows, rule, status
 
 
-@rule(id="storage-sensitive", title="The placement changed the run time, beyond the noise",
-      trigger="two configurations of a workload whose run times differ significantly by the method of "
-              "analysis.statistics (docs/compare.md): the `confidence_pct` interval of the ratio excludes 1 and the "
-              "difference exceeds the host's noise where it is known",
-      thresholds={"confidence_pct": statistics.CONFIDENCE * 100},
-      action="Storage matters for this workload: the faster configuration's placement is the one to keep; the "
-             "model section says which stages gained.",
-      needs=(("workloads", "run_s"),))
+@rule("storage-sensitive", needs=(("workloads", "run_s"),))
 def storage_sensitive(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     return [f for f in time_differences(inputs) if f.rule == "storage-sensitive"]
 
 
-@rule(id="cannot-tell", title="Configurations compared with too few runs to tell",
-      trigger="two configurations of a workload whose run times the statistics cannot tell apart from noise: fewer "
-              "than `runs_min` runs on a side and no noise level of this host known",
-      thresholds={"runs_min": statistics.MIN_RUNS},
-      action="Do not rank these configurations: repeat them (REPEAT=3) or measure the host's noise (the same "
-             "configuration run twice) so that a difference can be told from noise.",
-      needs=(("workloads", "run_s"),))
+@rule("cannot-tell", needs=(("workloads", "run_s"),))
 def cannot_tell(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     return [f for f in time_differences(inputs) if f.rule == "cannot-tell"]
 

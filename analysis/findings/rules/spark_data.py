@@ -15,13 +15,7 @@ from ..engine import Finding, Inputs, rule
 
 # ---------------------------------------------------------------- spill
 
-@rule(id="spill", title="Spark spilled to disk a large share of what it shuffled",
-      trigger="a workload run's disk spill is at least `spill_share_min_pct` of its shuffle write and at least "
-              "`spill_min_bytes`",
-      thresholds={"spill_share_min_pct": 25.0, "spill_min_bytes": 2 ** 20},
-      action="Spill writes and reads the local dirs again: give executors more memory, use more partitions "
-             "(smaller tasks), or put the local dirs on the faster backend.",
-      needs=(("stages", "disk_spilled_bytes"),))
+@rule("spill", needs=(("stages", "disk_spilled_bytes"),))
 def spill(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     stages = inputs.workload_ids(inputs.table("stages"))
     sums = stages.groupby("workload_id")[["disk_spilled_bytes", "shuffle_write_bytes"]].sum()
@@ -38,12 +32,7 @@ def spill(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 # ---------------------------------------------------------------- small shuffle reads on a rotational device
 
-@rule(id="small-shuffle-reads", title="Small shuffle reads on a rotational device",
-      trigger="a shuffle-reading stage issued at least `reads_min` read requests on the device of its local dirs, "
-              "that device is rotational, and their mean size is below `mean_max_bytes`",
-      thresholds={"reads_min": 50, "mean_max_bytes": 64 * 1024},
-      action="A disk seeks for each small read: put the local (shuffle) dirs on an SSD, or make fewer, larger "
-             "map outputs (fewer map tasks or partitions) so that each reducer's block is larger.",
+@rule("small-shuffle-reads",
       needs=(("block_requests", "bytes"), ("stages", "shuffle_read_bytes"), ("devices", "rotational")))
 def small_shuffle_reads(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     stages = inputs.workload_ids(inputs.table("stages"))

@@ -19,15 +19,7 @@ from ..engine import Finding, Inputs, rule
 
 # ---------------------------------------------------------------- page cache
 
-@rule(id="page-cache", title="The page cache served most reads: the devices were barely exercised",
-      trigger="the backends' devices read less than `device_share_max_pct` of what the applications read "
-              "(Spark input and shuffle read, MapReduce HDFS and local reads), in a workload run that read at "
-              "least `app_read_min_bytes`",
-      thresholds={"device_share_max_pct": 10.0, "app_read_min_bytes": 32 * 2 ** 20},
-      action="The run measured memory, not storage: run with DROP_CACHES=1, a scale whose input exceeds the nodes' "
-             "free memory, or nodes with a memory budget (spillway_node, docs/cluster.md) that holds a real node's "
-             "share of the data, before comparing backends on this workload.",
-      needs=(("disk_totals", "read_bytes"), ("devices", "device")))
+@rule("page-cache", needs=(("disk_totals", "read_bytes"), ("devices", "device")))
 def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
                                                                     "disk_totals")})
@@ -48,14 +40,7 @@ def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 # ---------------------------------------------------------------- CPU-bound stages
 
-@rule(id="cpu-bound", title="A stage is CPU-bound in every configuration: storage will not speed it up",
-      trigger="a Spark stage whose tasks spent at least `cpu_share_min_pct` of their run time on the CPU in every "
-              "configuration of the run that ran it, and that took at least `stage_share_min_pct` of its workload "
-              "run's stage time and `stage_min_s`",
-      thresholds={"cpu_share_min_pct": 80.0, "stage_share_min_pct": 10.0, "stage_min_s": 1.0},
-      action="Faster storage will not shorten this stage: more cores or nodes will (see the model's what-ifs), or "
-             "less work per record.",
-      needs=(("stages", "executor_cpu_time_s"),))
+@rule("cpu-bound", needs=(("stages", "executor_cpu_time_s"),))
 def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     stages = inputs.workload_ids(inputs.table("stages"))
     if stages.empty:
@@ -92,13 +77,7 @@ def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 # ---------------------------------------------------------------- saturated devices
 
-@rule(id="device-saturated", title="A device was saturated",
-      trigger="a backend's device busy at least `util_min_pct` for at least `seconds_min` one-second samples of a "
-              "workload run, with requests queueing (mean queue at least `queue_min` in those seconds)",
-      thresholds={"util_min_pct": 90.0, "seconds_min": 3, "queue_min": 2.0},
-      action="This device limits the workload while it is saturated: move the path it serves (HDFS or the local "
-             "dirs: see the placement) to a faster backend, or spread it over more devices.",
-      needs=(("iostat", "util_pct"), ("devices", "device")))
+@rule("device-saturated", needs=(("iostat", "util_pct"), ("devices", "device")))
 def device_saturated(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     iostat = inputs.measured_on_backend_devices("iostat")
     for (workload_id, host, device, backend), samples in iostat.groupby(["workload_id", "host", "device", "backend"]):
@@ -121,14 +100,7 @@ def device_saturated(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 # ---------------------------------------------------------------- what fio says the device can do
 
-@rule(id="device-underused", title="The workload used a small fraction of what the device can do",
-      trigger="in every one-second sample of a workload run, a backend's device moved less than `peak_use_max_pct` of "
-              "what it can move at the request sizes it served (the run's fio sweep at that size, random access; "
-              "else its storage profile's caps), and it moved at least `moved_min_bytes`",
-      thresholds={"peak_use_max_pct": 20.0, "moved_min_bytes": 16 * 2 ** 20},
-      action="Storage is not what limits this workload at this scale: a faster device will not shorten it. A "
-             "larger scale, cold caches (DROP_CACHES=1) or budgeted nodes make storage matter.",
-      needs=(("iostat", "read_bytes_per_s"), ("devices", "device")))
+@rule("device-underused", needs=(("iostat", "read_bytes_per_s"), ("devices", "device")))
 def device_underused(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     bandwidths = Bandwidths()
     bandwidths.add_fio(inputs.table("fio"), devices.backend_profiles(inputs.table("devices")), "the run's fio sweep")
