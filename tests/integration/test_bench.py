@@ -18,6 +18,7 @@ from spillway.ansible import run_playbook
 from overlapping_inventories import try_overlapping_inventories
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 from headless_chromium import BrowserError, HeadlessChromium
+from listening_sockets import Sampler, allowed_on_every_address
 
 pytestmark = pytest.mark.integration
 HDD_MODEL = inventory.storage_profiles()["profiles"]["hdd"]["model"]
@@ -31,10 +32,10 @@ OVERLAP_WINDOW = "gatk4: run ..."
 
 @pytest.fixture(scope="module")
 def bench_and_overlap(tmp_path_factory):
-    """The default bench as the README runs it, and what overlapping inventories met while it ran
-    (overlapping_inventories.py)."""
+    """The default bench as the README runs it, what overlapping inventories met while it ran
+    (overlapping_inventories.py), and the sockets its processes listened on (listening_sockets.py)."""
     scratch = tmp_path_factory.mktemp("overlap")
-    with open(scratch / "stderr.txt", "w+") as stderr:
+    with open(scratch / "stderr.txt", "w+") as stderr, Sampler(set(SERVICE_USERS.values())) as sockets:
         proc = subprocess.Popen(["make", "-s", "bench"], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                 stdin=subprocess.DEVNULL)
         lines, overlap = [], None
@@ -52,7 +53,7 @@ def bench_and_overlap(tmp_path_factory):
         result = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), stderr.read())
     print(result.stdout[-6000:], result.stderr[-3000:])
     report = Path(result.stdout.strip().splitlines()[-1])
-    return (result, report.parent), overlap
+    return (result, report.parent), overlap, sockets
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +82,7 @@ def test_bench_completes_and_prints_the_report_path_last(bench):
 
 def test_while_the_bench_runs_inventories_sharing_its_resources_are_refused_and_its_daemons_keep_running(
         bench_and_overlap):
-    _, overlap = bench_and_overlap
+    overlap = bench_and_overlap[1]
     assert overlap is not None, f"the bench never printed {OVERLAP_WINDOW!r}: nothing was tried while it ran"
     before, after = overlap["before"], overlap["after"]
     assert before and overlap["dead_before"] == [], before
@@ -406,3 +407,16 @@ def test_workload_commands_wrote_their_outputs_as_the_workload_user_and_the_fio_
     assert by_workload.pop("fio-sweep") == {"root"}   # needs_root in its manifest
     assert set(by_workload) >= {"terasort-spark", "tpch", "kmeans", "gatk4"}
     assert all(found == {SERVICE_USERS["workload"]} for found in by_workload.values()), by_workload
+
+
+def test_only_the_ports_hadoop_binds_to_every_address_listen_there(bench_and_overlap):
+    """Every socket the bench's processes listened on during the default bench, sampled every 2 s (daemons, Spark's
+    driver and executors, the MapReduce AMs, the exporters): on the cluster's address, but for the NodeManager's
+    shuffle handler and the MapReduce AM's pinned ranges, which Hadoop binds to every address with no setting to
+    change it (docs/safety.md, "Least privilege")."""
+    sockets = bench_and_overlap[2]
+    allowed = allowed_on_every_address()
+    assert sockets.samples > 50 and len(sockets.seen) > 15, "the sampler saw too little of the bench"
+    everywhere = {(l.port, l.user, l.command[:100]) for l in sockets.seen.values() if l.on_every_address}
+    assert {entry for entry in everywhere if entry[0] not in allowed} == set()
+    assert any(port == 13562 for port, _, _ in everywhere), "the shuffle handler was not seen: is the sampler blind?"
