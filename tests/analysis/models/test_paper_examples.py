@@ -1,11 +1,9 @@
 """The papers' worked examples, recomputed from their stated parameters with the models' own functions."""
 from __future__ import annotations
 
-import math
-
 import pytest
 
-from analysis.models import bottleneck, cost, iomodel
+from analysis.models import bottleneck, iomodel
 
 MB, GB, TB = 1e6, 1e9, 1e12
 MiB, GiB = 2**20, 2**30
@@ -53,44 +51,3 @@ def test_monotasks_ideal_times():
     assert bottleneck.what_if(ideal, 40.0, "disk") == pytest.approx(40 * 15 / 20)
     assert bottleneck.what_if(ideal, 40.0, "disk", 2) == pytest.approx(40 * 15 / 20)
     assert bottleneck.what_if(ideal, 40.0, "network") == pytest.approx(40.0)
-
-
-def test_two_io_sort_equations():
-    # AWS paper Eqs. 1-6 with a network slower than storage: T1 is network bound, T2 storage bound
-    d, storage, network = 1 * TB, 1.7 * GB, 1.0 * GB
-    assert cost.map_shuffle_s(d, d, storage, storage, network) == pytest.approx(d / network)
-    assert cost.sort_reduce_s(d, d, storage, storage) == pytest.approx(d / storage)
-    assert cost.sort_s(d, storage, 2 * storage, network) == pytest.approx(d / network + d / storage)
-    # Eq. 5: B_storage = min(read, write)
-    assert cost.sort_s(d, 2 * storage, storage) == pytest.approx(2 * d / storage)
-    # Eq. 7: C = C_hourly x T
-    assert cost.sort_cost(6.82, d, storage) == pytest.approx(6.82 * 2 * d / storage / 3600)
-
-
-def test_100tb_sort_on_i2_8xlarge_costs_218_dollars():
-    # AWS paper §4.2.3 / Table 2: 47 i2.8xlarge (6.4 TB, 1.7 GB/s, $6.82/h) hold the 300 TB of a 100 TB sort
-    # at $218 (network not a bottleneck). 1.7 GB/s is rounded: $218 must lie within what 1.65-1.75 GB/s give.
-    instance = cost.load_prices()["providers"]["aws"]["instances"]["i2.8xlarge"]
-    sort = cost.cluster_sort(100 * TB, instance)
-    assert sort["nodes"] == 47
-    low = cost.cluster_sort(100 * TB, {**instance, "storage_bytes_per_s": 1.75 * GB})["cost_usd"]
-    high = cost.cluster_sort(100 * TB, {**instance, "storage_bytes_per_s": 1.65 * GB})["cost_usd"]
-    assert low <= 218 <= high
-    assert sort["cost_usd"] == pytest.approx(218, rel=0.03)
-    # hs1.8xlarge: "only seven instances are needed"
-    hs1 = cost.load_prices()["providers"]["aws"]["instances"]["hs1.8xlarge"]
-    assert cost.cluster_sort(100 * TB, hs1)["nodes"] == 7
-
-
-def test_google_cloud_prices_of_table_v():
-    prices = cost.load_prices()
-    gcp = prices["providers"]["gcp"]
-    assert gcp["disks"]["hdd"]["per_gb_month"] == 0.040 and gcp["disks"]["ssd"]["per_gb_month"] == 0.170
-    # SSD "is charged at a much higher price (4.2x in Table V)"
-    assert gcp["disks"]["ssd"]["per_gb_month"] / gcp["disks"]["hdd"]["per_gb_month"] == pytest.approx(4.2, abs=0.05)
-    # 1.6e10 CPU hours ~ $0.53 billion
-    assert 1.6e10 * gcp["vm"]["per_vcpu_hour"] == pytest.approx(0.53e9)
-    # one 16-vCPU node with 1 TB HDFS + 2 TB local HDD (§VI's optimum under HDDs), per hour
-    disks = [cost.CloudDisk("hdd", 1000), cost.CloudDisk("hdd", 2000)]
-    assert cost.hourly_cost(prices, "gcp", 1, 16, disks) == pytest.approx(16 * 0.033125 + 3000 * 0.04 / 730)
-    assert math.isclose(cost.run_cost(3600.0, 1800), 1800.0)
