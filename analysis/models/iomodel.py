@@ -79,16 +79,6 @@ def scale_time_s(tasks: int, nodes: int, cores: int, t_avg_s: float, delta_scale
     return waves(tasks, nodes, cores) * t_avg_s + delta_scale_s
 
 
-def break_point(bandwidth_bytes_per_s: float, per_core_bytes_per_s: float) -> float:
-    """b = BW / T: cores per node after which they contend for the device (§IV-A)."""
-    return bandwidth_bytes_per_s / per_core_bytes_per_s
-
-
-def turning_point(task_to_io_ratio: float, break_point_cores: float) -> float:
-    """B = lambda * b: cores per node after which I/O is the bottleneck (§IV-B)."""
-    return task_to_io_ratio * break_point_cores
-
-
 # ---------------------------------------------------------------- device bandwidth against request size
 
 def _profile_caps() -> dict:

@@ -24,15 +24,6 @@ def test_hdd_shuffle_read_takes_126_minutes():
     assert int(seconds / 60) == 126
 
 
-def test_break_point_and_turning_point():
-    # §V-A2: T = 60 MB/s per core, SSD shuffle-read BW = 480 MB/s, lambda = 20
-    b = iomodel.break_point(480 * MB, 60 * MB)
-    assert b == 8
-    assert iomodel.turning_point(20, b) == 160
-    # Fig. 6a's illustration: BW = 120 MB/s, T = 60 MB/s -> b = 2
-    assert iomodel.break_point(120 * MB, 60 * MB) == 2
-
-
 def test_scale_term_two_sample_runs():
     # §VI runs 1 and 2: t_avg and delta_scale from P = 1 and P = 2 (any numbers: the model must return them)
     t_avg, delta, tasks, nodes = 4.0, 3.0, 973, 3
