@@ -21,7 +21,8 @@ import pandas as pd
 from . import devices, metrics, statistics
 from .formatting import count, format_bytes, number, rate
 from .models import bottleneck
-from .models.iomodel import Bandwidths, Configuration
+from .models.iomodel.bandwidths import Bandwidths
+from .models.iomodel.configurations import Configuration
 from .stages import with_application_order, with_identity
 
 FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"

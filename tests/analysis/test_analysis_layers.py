@@ -13,7 +13,7 @@ LAYERS = [
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
     ("metrics", ["metrics", "access_patterns", "stages", "devices", "comparison", "statistics", "gate"]),
-    ("models", ["models", "models.iomodel", "models.bottleneck", "models.sensitivity"]),
+    ("models", ["models", "models.iomodel.*", "models.bottleneck", "models.sensitivity"]),
     ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
     ("pages", ["report", "compare", "hibench", "notebooks", "predict", "__main__", "benchmarks.*"]),
