@@ -16,7 +16,9 @@ from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_s
                          key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
                          throughput_table, workload_times)
 from .formatting import number, now_utc
-from .models import iomodel, sensitivity
+from .models import sensitivity
+from .models.iomodel.bandwidths import bandwidths_of
+from .models.iomodel.configurations import configurations_of
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, findings_export, render_page, rows
 from .report import ReportSectionFailed
@@ -93,12 +95,12 @@ def sensitivity_section(runs: list[Run]) -> dict:
     rows and as findings.json's objects. Workload runs are matched as the rest of the page matches them
     (comparison.key_by_effective_parameters); a failure is shown."""
     try:
-        configs = [c for r in runs for c in iomodel.configurations_of(r.run_id, r.manifest, r.tables)]
+        configs = [c for r in runs for c in configurations_of(r.run_id, r.manifest, r.tables)]
         keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
         for config in configs:
             config.sweep = keys.get((config.run_id, config.workload_id), config.sweep)
         profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
-        table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
+        table = sensitivity.storage_sensitivity(configs, profiles, bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
         return {**rows.sensitivity_context(table), "error": "",
                 "json": findings_export.section(findings_export.sensitivity_records(table))}
@@ -140,8 +142,8 @@ def overview_json(runs: list[Run]) -> dict:
     try:
         records = [record for r in runs for record in findings_export.overview_records(
             r.run_id, *findings_export.overview_frames(
-                r.tables, iomodel.configurations_of(r.run_id, r.manifest, r.tables),
-                iomodel.bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
+                r.tables, configurations_of(r.run_id, r.manifest, r.tables),
+                bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
         return findings_export.section(records)
     except Exception as error:  # noqa: BLE001 - said in findings.json instead
         return findings_export.section(error=_failed(runs, "the overview", error))

@@ -3,16 +3,47 @@ fit the I/O-aware model on a run's measured configurations and predict another o
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 
-from . import devices
+from . import devices, safeio
 from .formatting import number
+from .models.iomodel.bandwidths import Bandwidths, bandwidths_of
+from .models.iomodel.configurations import (MODEL_TABLES, Configuration, configurations_of, left_out_under_load,
+                                            load_notes)
+from .models.iomodel.evaluation import evaluate, stage_label
+from .models.iomodel.export import to_json
+from .models.iomodel.fit_predict import Target, parse_target
+from .parsers.manifest import load_manifest
 from run_layout import resolve_run_dir
 from .tables import run_tables
-from .models import iomodel
 
 
 class PredictError(ValueError):
     """Nothing to fit or a target the model cannot evaluate."""
+
+
+def configurations_in(run_dir: Path) -> list[Configuration]:
+    """The measured configurations of a run directory, from its manifest and the tables the model reads."""
+    run_dir = Path(run_dir)
+    manifest = load_manifest(run_dir)
+    return configurations_of(manifest.get("run_id") or run_dir.name, manifest, run_tables(run_dir, MODEL_TABLES))
+
+
+def bandwidths_in(run_dirs: list[Path]) -> Bandwidths:
+    """The fio curves and recorded storage profiles of the runs named, the first run that swept a profile first
+    (bandwidths_of); a damaged run is no source of curves."""
+    sources = []
+    for run_dir in map(Path, run_dirs):
+        try:
+            tables = run_tables(run_dir, ("fio", "devices"))
+        except (safeio.Refused, OSError, ValueError):
+            continue
+        try:
+            manifest = load_manifest(run_dir)
+        except (safeio.Refused, OSError, ValueError):
+            manifest = {}
+        sources.append((run_dir.name, manifest, tables))
+    return bandwidths_of(sources)
 
 
 def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = None,
@@ -21,33 +52,33 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     prediction; all of them when nothing else is left, marked in-sample), predict the target, and compare
     with every measured run of exactly that configuration in this run and in `measured_runs`."""
     run_dir = resolve_run_dir(run)
-    configs = iomodel.configurations(run_dir)
+    configs = configurations_in(run_dir)
     if not configs:
         raise PredictError(f"{run_dir}: no measured workload run with Spark stages to fit the model on")
     try:
         profiles = devices.backend_profiles(run_tables(run_dir, ("devices",))["devices"])
-        hdfs, local = iomodel.parse_target(to, profiles)
+        hdfs, local = parse_target(to, profiles)
     except ValueError as error:
         raise PredictError(str(error)) from None
     common_cores = Counter(c.cores for c in configs).most_common(1)[0][0]
-    target = iomodel.Target(hdfs, local, cores or common_cores, nodes or configs[0].nodes)
+    target = Target(hdfs, local, cores or common_cores, nodes or configs[0].nodes)
     extra_dirs = [resolve_run_dir(r) for r in measured_runs]
     # only the runs named: a prediction is a function of its inputs, never of what else lies in results/
-    bandwidths = iomodel.bandwidths_for([run_dir, *extra_dirs, *(resolve_run_dir(r) for r in fio_runs)])
+    bandwidths = bandwidths_in([run_dir, *extra_dirs, *(resolve_run_dir(r) for r in fio_runs)])
     same = [c for c in configs if (c.hdfs, c.local, c.cores, c.nodes) == (target.hdfs, target.local, target.cores,
                                                                             target.nodes)]
     profile = [c for c in configs if c not in same] or configs
-    measured_configs = same + [c for d in extra_dirs for c in iomodel.configurations(d)]
+    measured_configs = same + [c for d in extra_dirs for c in configurations_in(d)]
     try:
-        result = iomodel.evaluate(profile, target, bandwidths, measured_configs)
+        result = evaluate(profile, target, bandwidths, measured_configs)
     except KeyError as error:
         raise PredictError(f"--to {to}: {error.args[0]}") from None
-    loaded = iomodel.left_out_under_load(profile)
+    loaded = left_out_under_load(profile)
     return {"target": target, "models": result.models, "stages": result.stages,
             "in_sample": profile is configs and bool(same),
             "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile
                                if not any(c is x for x in loaded)}),
-            "load_notes": iomodel.load_notes(profile, measured_configs),
+            "load_notes": load_notes(profile, measured_configs),
             "summary": result.summary}
 
 
@@ -62,7 +93,7 @@ def render_text(result: dict) -> str:
               "measured", "error"]
     table = [header]
     for r in stages.to_dict("records"):
-        table.append([f"{r['workload']} {r['sweep']}".strip(), iomodel.stage_label(r), str(r["name"])[:38],
+        table.append([f"{r['workload']} {r['sweep']}".strip(), stage_label(r), str(r["name"])[:38],
                       f"{r['tasks']} tasks", number(r["t_scale_s"], "s"), number(r["t_read_limit_s"], "s"),
                       number(r["t_write_limit_s"], "s"), number(r["predicted_s"], "s"), r["bound"],
                       number(r.get("measured_s"), "s"), number(r.get("error_pct"), "%", 1)])
@@ -84,7 +115,7 @@ def render_text(result: dict) -> str:
 
 def render_json(result: dict) -> str:
     stages = result["stages"]
-    return iomodel.to_json(stages, result["summary"], result["target"], result["models"], result["profile"])
+    return to_json(stages, result["summary"], result["target"], result["models"], result["profile"])
 
 
 def main(run: str, to: str, cores: int | None, nodes: int | None, as_json: bool, measured: list[str],

@@ -15,7 +15,9 @@ from .formatting import format_bytes, now_utc, number, rate, utc
 from .hibench import hibench_report
 from .parsers.manifest import load_manifest, missing_keys
 from .presentation import figures, findings_export, render_page, rows
-from .models import iomodel, sensitivity
+from .models import sensitivity
+from .models.iomodel.bandwidths import Bandwidths, bandwidths_of
+from .models.iomodel.configurations import Configuration, configurations_of
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
 from .tables import read_tables
@@ -109,17 +111,17 @@ def _section_failed(run_dir: Path, what: str, error: Exception) -> str:
 
 
 def _model_inputs(run_dir: Path, run_id: str, manifest: dict, tables: dict[str, pd.DataFrame]
-                  ) -> tuple[list[iomodel.Configuration], iomodel.Bandwidths, str]:
+                  ) -> tuple[list[Configuration], Bandwidths, str]:
     """The run's measured configurations and fio curves as the models take them, from the tables the page read, or
     the error that kept them (shown, not raised)."""
     try:
-        return (iomodel.configurations_of(run_id, manifest, tables),
-                iomodel.bandwidths_of([(Path(run_dir).name, manifest, tables)]), "")
+        return (configurations_of(run_id, manifest, tables),
+                bandwidths_of([(Path(run_dir).name, manifest, tables)]), "")
     except Exception as error:  # noqa: BLE001 - shown in the sections instead
-        return [], iomodel.Bandwidths(), _section_failed(run_dir, "the model", error)
+        return [], Bandwidths(), _section_failed(run_dir, "the model", error)
 
 
-def _model_section(run_dir: Path, configs: list[iomodel.Configuration], bandwidths: iomodel.Bandwidths,
+def _model_section(run_dir: Path, configs: list[Configuration], bandwidths: Bandwidths,
                    failed: str) -> dict:
     """The I/O-aware model and bottleneck section (analysis/models); a model failure must not cost the report."""
     if failed:
@@ -130,8 +132,8 @@ def _model_section(run_dir: Path, configs: list[iomodel.Configuration], bandwidt
         return {"tables": [], "note": _section_failed(run_dir, "the model", error)}
 
 
-def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration],
-              bandwidths: iomodel.Bandwidths) -> dict:
+def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[Configuration],
+              bandwidths: Bandwidths) -> dict:
     """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
     reads (findings_export.overview_frames), as the page's rows and as findings.json's objects; a failure must not
     cost the report."""
@@ -171,8 +173,8 @@ def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataF
         return {"sections": [], "error": _section_failed(run_dir, "the I/O pattern section", error)}
 
 
-def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[iomodel.Configuration],
-                 bandwidths: iomodel.Bandwidths) -> dict:
+def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[Configuration],
+                 bandwidths: Bandwidths) -> dict:
     """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
     error on this run (models.sensitivity); a failure must not cost the report."""
     try:

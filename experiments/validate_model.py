@@ -124,7 +124,7 @@ def execute(plan: Plan, results: Path) -> None:
 # ---------------------------------------------------------------- the comparison
 
 def _figures(figures: dict) -> str:
-    """`n / median / worst / weighted` of iomodel.error_figures, `-` where no stage is covered."""
+    """`n / median / worst / weighted` of iomodel.evaluation.error_figures, `-` where no stage is covered."""
     if not figures["stages"]:
         return f"{0:>3} {'-':>8} {'-':>9} {'-':>8}"
     return (f"{figures['stages']:>3} {figures['median_abs_error_pct']:>6.1f} % {figures['worst_abs_error_pct']:>7.1f} % "
@@ -137,27 +137,30 @@ def compare(profile_runs: list[Path], target_runs: list[Path], fio_runs: list[Pa
     others. Returns the printed text and one summary row per (profile, target, workload), with the error figures
     over every stage (`all`) and over the stages measured at `min_stage_s` or longer (`long`)."""
     from analysis.formatting import number
-    from analysis.models import iomodel
+    from analysis.models.iomodel.configurations import load_notes
+    from analysis.models.iomodel.evaluation import MIN_STAGE_S, evaluate, stage_label
+    from analysis.models.iomodel.fit_predict import Target, fit
+    from analysis.predict import bandwidths_in, configurations_in
 
-    min_stage_s = iomodel.MIN_STAGE_S if min_stage_s is None else min_stage_s
-    bandwidths = iomodel.bandwidths_for([*fio_runs, *profile_runs, *target_runs])
-    profile = [c for run in profile_runs for c in iomodel.configurations(run)]
-    targets = [c for run in target_runs for c in iomodel.configurations(run)]
-    lines, rows = iomodel.load_notes(profile, targets), []
+    min_stage_s = MIN_STAGE_S if min_stage_s is None else min_stage_s
+    bandwidths = bandwidths_in([*fio_runs, *profile_runs, *target_runs])
+    profile = [c for run in profile_runs for c in configurations_in(run)]
+    targets = [c for run in target_runs for c in configurations_in(run)]
+    lines, rows = load_notes(profile, targets), []
 
     def one(profile_configs, label):
-        models = iomodel.fit(profile_configs, bandwidths)
+        models = fit(profile_configs, bandwidths)
         for target_key in sorted({(c.hdfs, c.local, c.cores, c.nodes) for c in targets}):
-            target = iomodel.Target(*target_key)
+            target = Target(*target_key)
             if all((c.hdfs, c.local, c.cores, c.nodes) == target_key for c in profile_configs):
                 continue   # a backend is not its own validation
-            evaluation = iomodel.evaluate(profile_configs, target, bandwidths, targets, min_stage_s, models=models)
+            evaluation = evaluate(profile_configs, target, bandwidths, targets, min_stage_s, models=models)
             joined, summary = evaluation.stages, evaluation.summary
             lines.append(f"\n-- profile {label} -> {target.label} (stage ids of the measured run)")
             lines.append(f"{'workload':<22} {'stage':<10} {'group name':<40} {'predicted':>11} {'measured':>11} {'error':>9}  bound")
             for r in joined.to_dict("records"):
                 name = f"{r['job_group']} {r['name']}".strip()
-                lines.append(f"{(r['workload'] + ' ' + r['sweep']).strip():<22} {iomodel.stage_label(r):<10} "
+                lines.append(f"{(r['workload'] + ' ' + r['sweep']).strip():<22} {stage_label(r):<10} "
                              f"{name[:40]:<40} {number(r['predicted_s'], 's'):>11} {number(r['measured_s'], 's'):>11} "
                              f"{number(r['error_pct'], '%', 1):>9}  {r['bound']}")
             for app in summary.get("workloads", []):

@@ -10,7 +10,6 @@ UNTIL_ISSUE_46 = {"analysis/parsers/eventlog.py"}
 # one of them is short, so the entry cannot outlive its reason).
 BEING_SPLIT = {
     "spillway/runner.py",                    # helper "bench": the bench as an orchestrator over parts
-    "analysis/models/iomodel.py",            # the model package, split by concern
     "analysis/presentation/figures.py",      # helper "pages"
     "analysis/presentation/rows.py",         # helper "pages"
     "analysis/comparison.py",                # renamed and split with compare.py

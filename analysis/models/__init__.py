@@ -1,2 +1,3 @@
-"""Performance models over a run's tables: the I/O-aware stage model (iomodel), per-resource
-bottlenecks (bottleneck), and cloud cost (cost). Equations and what is fitted from what: docs/models.md."""
+"""Performance models over a run's tables: the I/O-aware stage model (iomodel, a package with one module per
+concern) and per-resource bottlenecks (bottleneck), and what they predict on every placement (sensitivity).
+Equations and what is fitted from what: docs/models.md."""

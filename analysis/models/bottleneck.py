@@ -18,7 +18,9 @@ import math
 import pandas as pd
 
 from ..stages import STAGE_IDENTITY
-from .iomodel import Bandwidths, Configuration, StageModel, fit, io_terms
+from .iomodel.bandwidths import Bandwidths
+from .iomodel.configurations import Configuration
+from .iomodel.fit_predict import StageModel, fit, io_terms
 
 RESOURCES = ("cpu", "disk", "network")
 # A node's network when nothing says otherwise: 10 Gb/s, the I/O-aware paper's cluster (Table I).

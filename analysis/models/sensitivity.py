@@ -33,7 +33,10 @@ import pandas as pd
 from ..formatting import format_bytes, number
 from ..stages import STAGE_IDENTITY
 from .bottleneck import ideal_times
-from .iomodel import PATHS, Bandwidths, Configuration, Target, fit, predict
+from .iomodel.bandwidths import Bandwidths
+from .iomodel.configurations import Configuration
+from .iomodel.fit_predict import Target, fit, predict
+from .iomodel.formulas import PATHS
 
 MEASURED, PREDICTED = "measured", "predicted"
 # Which model made a prediction (findings.json's `model`), and how the pages name it.

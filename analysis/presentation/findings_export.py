@@ -11,7 +11,8 @@ import pandas as pd
 
 from .. import metrics, statistics
 from ..models import bottleneck
-from ..models.iomodel import Bandwidths, Configuration
+from ..models.iomodel.bandwidths import Bandwidths
+from ..models.iomodel.configurations import Configuration
 
 
 # findings.json's overview and sensitivity: every number's unit is its key's suffix (docs/findings.md).

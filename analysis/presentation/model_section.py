@@ -4,17 +4,22 @@ what was measured, and the Monotasks bottleneck of each stage."""
 from __future__ import annotations
 
 from ..formatting import number
-from ..models import bottleneck, iomodel
+from ..models import bottleneck
+from ..models.iomodel.bandwidths import Bandwidths
+from ..models.iomodel.configurations import Configuration, left_out_under_load
+from ..models.iomodel.evaluation import evaluate, stage_label
+from ..models.iomodel.fit_predict import Target, fit
+from ..stages import STAGE_IDENTITY
 
 
-def _same(a: iomodel.Configuration, b: iomodel.Configuration) -> bool:
+def _same(a: Configuration, b: Configuration) -> bool:
     return a.key == b.key and (a.hdfs, a.local, a.cores, a.nodes) == (b.hdfs, b.local, b.cores, b.nodes)
 
 
-def _basis(others: list[iomodel.Configuration]) -> str:
+def _basis(others: list[Configuration]) -> str:
     if not others:
         return "in-sample: the run has no other configuration of this workload to predict it from"
-    loaded = iomodel.left_out_under_load(others)
+    loaded = left_out_under_load(others)
     used = [c for c in others if not any(c is x for x in loaded)]
     text = "predicted from " + "; ".join(sorted({c.label for c in used}))
     if loaded:
@@ -23,8 +28,8 @@ def _basis(others: list[iomodel.Configuration]) -> str:
     return text
 
 
-def model_section(configs: list[iomodel.Configuration], bandwidths: iomodel.Bandwidths) -> dict:
-    """`configs`: the run's measured configurations (iomodel.configurations), `bandwidths`: its fio curves."""
+def model_section(configs: list[Configuration], bandwidths: Bandwidths) -> dict:
+    """`configs`: the run's measured configurations (configurations_of), `bandwidths`: its fio curves."""
     if not configs:
         return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model"}
     tables, done = [], []
@@ -33,19 +38,19 @@ def model_section(configs: list[iomodel.Configuration], bandwidths: iomodel.Band
             continue   # repetitions of a configuration are compared together (median)
         done.append(config)
         others = [c for c in configs if c.key == config.key and not _same(c, config)]
-        models = iomodel.fit(others or [config], bandwidths)
-        target = iomodel.Target(config.hdfs, config.local, config.cores, config.nodes)
+        models = fit(others or [config], bandwidths)
+        target = Target(config.hdfs, config.local, config.cores, config.nodes)
         repeats = [c for c in configs if _same(c, config)]
-        evaluation = iomodel.evaluate([], target, bandwidths, repeats, models={config.key: models[config.key]})
+        evaluation = evaluate([], target, bandwidths, repeats, models={config.key: models[config.key]})
         joined = evaluation.stages
-        own = iomodel.fit(repeats, bandwidths)[config.key]
+        own = fit(repeats, bandwidths)[config.key]
         limits = bottleneck.stage_bottlenecks(config, own, bandwidths)
         merged = joined.merge(limits.drop(columns=["measured_s", "stage_id"]),
-                              on=["workload", "sweep", *iomodel.STAGE_IDENTITY], how="left")
+                              on=["workload", "sweep", *STAGE_IDENTITY], how="left")
         rows = []
         for r in merged.to_dict("records"):
             resource = r.get("bottleneck")
-            rows.append({"stage": iomodel.stage_label(r), "name": r["name"], "tasks": r["tasks"],
+            rows.append({"stage": stage_label(r), "name": r["name"], "tasks": r["tasks"],
                          "t_scale": number(r["t_scale_s"], "s"), "read": number(r["t_read_limit_s"], "s"),
                          "write": number(r["t_write_limit_s"], "s"), "predicted": number(r["predicted_s"], "s"),
                          "bound": r["bound"], "measured": number(r["measured_s"], "s"),

@@ -166,8 +166,8 @@ MANIFEST = """{
 @pytest.fixture(scope="session")
 def bandwidths():
     """fio curves of the recorded sweep (hdd, ssd); nvme falls back to its profile caps (model tests)."""
-    from analysis.models import iomodel
-    return iomodel.bandwidths_for([FIXTURES / "runs" / "fio-sweep"])
+    from analysis.predict import bandwidths_in
+    return bandwidths_in([FIXTURES / "runs" / "fio-sweep"])
 
 
 def add_pfs_recordings(run_dir: Path, workload_id: str = "fio-sweep") -> None:

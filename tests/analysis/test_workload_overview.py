@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 from analysis import devices, metrics
-from analysis.models import bottleneck, iomodel
+from analysis.models import bottleneck
+from analysis.predict import bandwidths_in, configurations_in
 from analysis.presentation.rows import overview_rows
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
@@ -75,8 +76,8 @@ def test_a_mapreduce_only_run_has_no_spill_figure_rather_than_zero(recorded):
 
 
 def test_stage_time_shares_name_the_bottleneck_of_each_placement(matrix_run):
-    configs = iomodel.configurations(matrix_run)
-    shares = bottleneck.time_shares(configs, iomodel.bandwidths_for([matrix_run]))
+    configs = configurations_in(matrix_run)
+    shares = bottleneck.time_shares(configs, bandwidths_in([matrix_run]))
     assert set(shares["workload_id"]) == {HDD_HDD, HDD_SSD, SSD_HDD, SSD_SSD}
     assert shares.groupby("workload_id")["share_pct"].sum().round(6).eq(100).all()
     for config in configs:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from ... import devices, metrics
 from ...formatting import format_bytes, number, rate
-from ...models.iomodel import Bandwidths
+from ...models.iomodel.bandwidths import Bandwidths
 from ...stages import with_application_order, with_identity
 from ..engine import Finding, Inputs, rule
 

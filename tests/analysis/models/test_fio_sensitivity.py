@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.models import iomodel, sensitivity
+from analysis.models import sensitivity
+from analysis.models.iomodel.configurations import Configuration
+from analysis.predict import bandwidths_in, configurations_in
 from analysis.presentation import findings_export
 from conftest import FIXTURES
 
@@ -25,7 +27,7 @@ PROFILES = ["hdd", "ssd"]
 
 @pytest.fixture(scope="module")
 def matrix():
-    return iomodel.configurations(MATRIX), iomodel.bandwidths_for([MATRIX, FIO])
+    return configurations_in(MATRIX), bandwidths_in([MATRIX, FIO])
 
 
 @pytest.fixture(scope="module")
@@ -169,7 +171,7 @@ def test_each_number_is_labelled_with_its_model_and_a_one_placement_workload_tak
     assert "not measured on these runs; measured on the recorded matrix" in recorded["error_basis"].iloc[0]
 
 
-def _as_other_workload(config: iomodel.Configuration) -> iomodel.Configuration:
+def _as_other_workload(config: Configuration) -> Configuration:
     """The same recorded run, under another workload name: a workload measured on one placement next to one measured
     on four, in the same runs (what the default bench's report of several workloads looks like)."""
     from dataclasses import replace

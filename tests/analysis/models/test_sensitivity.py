@@ -16,7 +16,9 @@ import pandas as pd
 import pytest
 
 from analysis.compare import write_comparison
-from analysis.models import bottleneck, iomodel, sensitivity
+from analysis.models import bottleneck, sensitivity
+from analysis.models.iomodel.fit_predict import fit
+from analysis.predict import bandwidths_in, configurations_in
 from analysis.report import write_report
 from conftest import copy_recorded_run
 
@@ -30,7 +32,7 @@ def matrix(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def matrix_configs(matrix):
-    return iomodel.configurations(matrix), iomodel.bandwidths_for([matrix])
+    return configurations_in(matrix), bandwidths_in([matrix])
 
 
 def test_every_measured_placement_is_measured_and_checked_against_the_others(matrix_configs):
@@ -59,7 +61,7 @@ def test_on_the_matrix_the_predictions_follow_the_hdfs_backend_as_the_overviews_
     shares name the hdd only where HDFS was on it."""
     configs, bandwidths = matrix_configs
     key = configs[0].key
-    models = {key: iomodel.fit(configs, bandwidths)[key]}
+    models = {key: fit(configs, bandwidths)[key]}
     predicted = {(hdfs, local): sensitivity.predicted_run_s(models, configs, hdfs, local, bandwidths)
                  for hdfs, local in itertools.product(PROFILES, repeat=2)}
     for local in PROFILES:
@@ -94,7 +96,7 @@ def test_a_placement_not_measured_is_predicted_from_those_that_were(matrix_confi
 def test_a_workload_measured_on_one_placement_takes_the_fio_models_error_on_those_measured_on_several(
         matrix_configs, tmp_path):
     configs, bandwidths = matrix_configs
-    kmeans = iomodel.configurations(copy_recorded_run("kmeans-cores", tmp_path))
+    kmeans = configurations_in(copy_recorded_run("kmeans-cores", tmp_path))
     table = sensitivity.storage_sensitivity(configs + kmeans, PROFILES, bandwidths)
     mine = table[table["workload"] == "kmeans"]
     assert sorted(mine["cores"].unique()) == [1, 2]                      # one group per P

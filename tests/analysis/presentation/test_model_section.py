@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from analysis.models import iomodel
+from analysis.predict import bandwidths_in, configurations_in
 from analysis.presentation.model_section import model_section
 from analysis.report import write_report
 from analysis.tables import TABLE_NAMES
@@ -49,7 +49,7 @@ def test_model_section_predicts_each_placement_from_the_others(tmp_path):
 
 def test_single_configuration_is_an_in_sample_fit():
     run = RUNS / "terasort-hdd"
-    section = model_section(iomodel.configurations(run), iomodel.bandwidths_for([run]))
+    section = model_section(configurations_in(run), bandwidths_in([run]))
     [table] = section["tables"]
     assert table["configuration"] == "hdfs=hdd local=hdd P=2 N=1" and table["basis"].startswith("in-sample")
     assert [r["stage"] for r in table["rows"]] == ["app 1 s0", "app 1 s1", "app 1 s2"]

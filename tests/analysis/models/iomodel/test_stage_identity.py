@@ -5,7 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from analysis.models import iomodel
+from analysis.models.iomodel.bandwidths import Bandwidths
+from analysis.models.iomodel.configurations import Configuration, stage_rows
+from analysis.models.iomodel.evaluation import error_summary, measured_stage_times, stage_label, with_errors
+from analysis.models.iomodel.fit_predict import Target, fit, predict
+from analysis.stages import STAGE_IDENTITY
 
 # (job group, name, tasks, input bytes, seconds): q02's three concurrent scans, one of them with 2 tasks, then
 # two table loads alike in everything (told apart by submission order only).
@@ -30,16 +34,16 @@ def _stage_table(order: list[int]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _configuration(run_id: str, order: list[int]) -> iomodel.Configuration:
-    return iomodel.Configuration(run_id=run_id, workload_id="tpch-p2", workload="tpch", sweep="", hdfs="ssd",
+def _configuration(run_id: str, order: list[int]) -> Configuration:
+    return Configuration(run_id=run_id, workload_id="tpch-p2", workload="tpch", sweep="", hdfs="ssd",
                                  local="ssd", cores=2, nodes=1, run_s=10.0,
-                                 stages=iomodel.stage_rows(_stage_table(order)), traced=False)
+                                 stages=stage_rows(_stage_table(order)), traced=False)
 
 
 def test_identity_does_not_depend_on_stage_ids():
     first = _configuration("a", [0, 1, 2, 3, 4, 5]).stages
     second = _configuration("b", [0, 1, 4, 3, 2, 5]).stages   # q02's scans submitted in another order
-    key = iomodel.STAGE_IDENTITY
+    key = STAGE_IDENTITY
     assert not first[key].duplicated().any()
     paired = first.merge(second, on=key, how="left", suffixes=("", "_b"))
     assert paired["input_bytes"].tolist() == paired["input_bytes_b"].tolist()
@@ -53,16 +57,16 @@ def test_prediction_pairs_the_same_stage_in_a_run_with_swapped_ids():
     Matched by stage id, the 0.5 s scan would be compared with the 1.3 s one."""
     profile = _configuration("a", [0, 1, 2, 3, 4, 5])
     measured = _configuration("b", [0, 1, 4, 3, 2, 5])
-    bandwidths = iomodel.Bandwidths(caps={"ssd": {"read_bps": 1e9, "write_bps": 1e9}})
-    models = iomodel.fit([profile], bandwidths)
-    target = iomodel.Target("ssd", "ssd", 2, 1)
-    joined = iomodel.with_errors(iomodel.predict(models, target, bandwidths),
-                                 iomodel.measured_stage_times([measured], target))
+    bandwidths = Bandwidths(caps={"ssd": {"read_bps": 1e9, "write_bps": 1e9}})
+    models = fit([profile], bandwidths)
+    target = Target("ssd", "ssd", 2, 1)
+    joined = with_errors(predict(models, target, bandwidths),
+                                 measured_stage_times([measured], target))
     assert joined["measured_s"].notna().all() and len(joined) == len(STAGES)
     assert joined["error_pct"].tolist() == pytest.approx([0.0] * len(STAGES), abs=1e-9)
     moved = joined[joined["stage_id"] != joined["measured_stage_id"]]
     assert sorted(moved["stage_id"]) == [2, 4]
-    assert iomodel.stage_label(moved.iloc[0].to_dict()) == f"app 1 s{int(moved.iloc[0]['measured_stage_id'])}"
+    assert stage_label(moved.iloc[0].to_dict()) == f"app 1 s{int(moved.iloc[0]['measured_stage_id'])}"
 
 
 def test_error_figures_over_long_stages_and_time_weighted():
@@ -71,13 +75,13 @@ def test_error_figures_over_long_stages_and_time_weighted():
     joined = pd.DataFrame({"workload": "tpch", "sweep": "", "app": 1, "stage_id": [0, 1, 2], "name": "x",
                            "predicted_s": [0.2, 2.2, 9.0], "measured_s": [0.1, 2.0, 10.0]})
     joined["error_pct"] = 100 * (joined["predicted_s"] - joined["measured_s"]) / joined["measured_s"]
-    app = iomodel.error_summary(joined, min_stage_s=1.0)["workloads"][0]
+    app = error_summary(joined, min_stage_s=1.0)["workloads"][0]
     assert app["all"]["stages"] == 3 and app["all"]["worst_abs_error_pct"] == pytest.approx(100.0)
     assert app["long"]["stages"] == 2 and app["long"]["median_abs_error_pct"] == pytest.approx(10.0)
     assert app["long"]["worst_abs_error_pct"] == pytest.approx(10.0)
     assert app["long"]["weighted_error_pct"] == pytest.approx(100 * (0.2 + 1.0) / 12.0)
     assert app["all"]["weighted_error_pct"] == pytest.approx(100 * (0.1 + 0.2 + 1.0) / 12.1)
-    none = iomodel.error_summary(joined, min_stage_s=60.0)["workloads"][0]["long"]
+    none = error_summary(joined, min_stage_s=60.0)["workloads"][0]["long"]
     assert none == {"stages": 0, "median_abs_error_pct": None, "worst_abs_error_pct": None, "weighted_error_pct": None}
 
 
