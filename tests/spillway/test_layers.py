@@ -31,6 +31,6 @@ def test_the_shared_layout_module_needs_nothing_beyond_the_standard_library():
     """So that the harness does not start pandas or pyarrow by importing it."""
     import subprocess
     import sys
-    probe = "import sys, spillway.runner; print(sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules))"
+    probe = "import sys, spillway.bench.orchestrator; print(sorted(m for m in ('pandas', 'pyarrow', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
