@@ -43,7 +43,7 @@ def cmd_validate(args):
 
 
 def cmd_preflight(args):
-    from spillway.host_preflight import check_hosts
+    from spillway.host_checks import check_hosts
     ok, _ = check_hosts(inventory.load(args.cluster), args.run_dir)
     return 0 if ok else 1
 

@@ -19,7 +19,7 @@ import yaml
 
 from spillway import INVENTORIES, REPO, inventory_files, resources, versions
 from spillway.inventory_files import ROLE_GROUPS
-from spillway.preflight import available_clusters
+from spillway.cluster_check import available_clusters
 
 # Paths the harness creates, deletes and passes to shell commands: the schema's safe_path, also per host.
 PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir")

@@ -16,7 +16,7 @@ from spillway.bench.reporting import build_report
 from spillway.bench.steps import Steps, local_root
 from spillway.bench.workload_run import WorkloadRuns
 from spillway.console import say
-from spillway.host_preflight import check_hosts
+from spillway.host_checks import check_hosts
 from spillway.monitoring import Monitoring
 from spillway.run_record import StepFailed
 from spillway.stopping import stop_signals_interrupt

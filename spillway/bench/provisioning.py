@@ -24,7 +24,7 @@ import time
 from datetime import datetime
 
 from run_layout import RAW
-from spillway import REPO, inputs, setuprecord
+from spillway import REPO, input_digests, setuprecord
 from spillway.ansible import first_message
 from spillway.bench.steps import changed_note
 from spillway.console import Tail, indent, say
@@ -41,10 +41,10 @@ SWITCH_POSSIBLE = "placement switch possible"
 
 def digest(inventory, extra_vars, repo=REPO, cache_dir=setuprecord.CACHE_DIR):
     """sha256 (hex) of everything a provisioning of `inventory` with `extra_vars` is made from."""
-    paths = [p for folder in INPUT_FOLDERS for p in inputs.files_under(repo / folder)]
-    paths += inputs.files_under(inventory.path) + [repo / name for name in INPUT_FILES if (repo / name).is_file()]
+    paths = [p for folder in INPUT_FOLDERS for p in input_digests.files_under(repo / folder)]
+    paths += input_digests.files_under(inventory.path) + [repo / name for name in INPUT_FILES if (repo / name).is_file()]
     setup = setuprecord.record_path(inventory.name, cache_dir)
-    return inputs.digest(repo, paths, [("setup record", setup.read_bytes() if setup.is_file() else b""),
+    return input_digests.digest(repo, paths, [("setup record", setup.read_bytes() if setup.is_file() else b""),
                                        ("extra vars", json.dumps(extra_vars, sort_keys=True, default=str).encode())])
 
 

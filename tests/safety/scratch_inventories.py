@@ -70,7 +70,7 @@ def inventories(tmp_path, monkeypatch):
     root = tmp_path / "inventories"
     shutil.copytree(REPO / "inventories", root)
     monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
     return root
 
 

@@ -17,7 +17,7 @@ def scratch_inventory(tmp_path, monkeypatch):
     root = tmp_path / "inventories"
     shutil.copytree(inventory.INVENTORIES, root)
     monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
 
     def edit(cluster, filename, change):
         path = root / cluster / filename
