@@ -3,16 +3,17 @@ import argparse
 import sys
 
 from spillway import inventory, workloads
-from spillway.workload_groups import expand
+from spillway.bench.orchestrator import Bench
+from spillway.bench.plan import DEFAULT_WORKLOADS
+from spillway.bench.resume import PLAN_OPTIONS
 from spillway.clusterlock import ClusterBusy
+from spillway.host_checks import check_hosts
 from spillway.inventory import InventoryError
+from spillway.workload_groups import expand
 from spillway.workloads import WorkloadError
 
 
 def cmd_bench(args):
-    from spillway.bench.orchestrator import Bench
-    from spillway.bench.plan import DEFAULT_WORKLOADS
-    from spillway.bench.resume import PLAN_OPTIONS
     if args.resume:
         bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
                                            if option in args.given})
@@ -43,7 +44,6 @@ def cmd_validate(args):
 
 
 def cmd_preflight(args):
-    from spillway.host_checks import check_hosts
     ok, _ = check_hosts(inventory.load(args.cluster), args.run_dir)
     return 0 if ok else 1
 
