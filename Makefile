@@ -37,7 +37,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PLAY   := $(VENV)/bin/ansible-playbook -i inventories/$(CLUSTER)
 # The cluster check runs with the system's python3 before anything is installed or touched.
-CHECK  := python3 -m spillway.preflight --cluster $(CLUSTER)
+CHECK  := python3 -m spillway.cluster_check --cluster $(CLUSTER)
 
 .DEFAULT_GOAL := help
 .PHONY: help setup bench report compare test teardown venv workloads monitor predict validate-model preflight \
@@ -116,7 +116,7 @@ BENCH = $(PY) -m spillway bench --cluster $(CLUSTER) --workloads $(call shq,$(WO
 bench: $(if $(DRY_RUN),venv) ## provision if needed, run the workloads, collect, report (RESUME=<run-id>: finish an interrupted run)
 ifdef RESUME
 	@python3 -m spillway.run_record resumable $(call shq,$(RESUME)) >/dev/null
-	$(if $(DRY_RUN),,@python3 -m spillway.preflight $(RESUMED) --ports)
+	$(if $(DRY_RUN),,@python3 -m spillway.cluster_check $(RESUMED) --ports)
 	$(if $(DRY_RUN),,@$(NOT_BUSY) $(word 2,$(RESUMED)))
 	$(if $(DRY_RUN),,@if grep -qs '^spillway_emulation:' inventories/$(word 2,$(RESUMED))/group_vars/all.yml; then \
 		$(MAKE) --no-print-directory cluster-up CLUSTER=$(word 2,$(RESUMED)); fi)
@@ -157,7 +157,7 @@ predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
 # The model's validation runs on the three-tier emulated cluster unless CLUSTER is given on the command line.
 VALIDATE_CLUSTER = $(if $(filter command line,$(origin CLUSTER)),$(CLUSTER),tiers)
 validate-model: venv ## benches on hdd/ssd/nvme, then predicted vs measured per stage (DRY_RUN=1: the plan only)
-	@$(if $(DRY_RUN),true,python3 -m spillway.preflight --cluster $(VALIDATE_CLUSTER))
+	@$(if $(DRY_RUN),true,python3 -m spillway.cluster_check --cluster $(VALIDATE_CLUSTER))
 	@$(if $(DRY_RUN),true,$(call SETUP_UNLESS_UNCHANGED,$(VALIDATE_CLUSTER)))
 	@$(PY) -m experiments.validate_model --cluster $(VALIDATE_CLUSTER) $(if $(DRY_RUN),--dry-run) \
 		$(if $(MIN_STAGE_S),--min-stage-s $(call shq,$(MIN_STAGE_S)))

@@ -23,7 +23,7 @@ from pathlib import Path
 from spillway import RESULTS
 from spillway import inventory as inventory_mod
 from spillway import workloads as workloads_mod
-from spillway.plan import parse_cores, placements
+from spillway.bench.plan import parse_cores, placements
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_CLUSTER = "tiers"

@@ -3,16 +3,17 @@ import argparse
 import sys
 
 from spillway import inventory, workloads
-from spillway.workload_groups import expand
+from spillway.bench.orchestrator import Bench
+from spillway.bench.plan import DEFAULT_WORKLOADS
+from spillway.bench.resume import PLAN_OPTIONS
 from spillway.clusterlock import ClusterBusy
+from spillway.host_checks import check_hosts
 from spillway.inventory import InventoryError
+from spillway.workload_groups import expand
 from spillway.workloads import WorkloadError
 
 
 def cmd_bench(args):
-    from spillway.plan import DEFAULT_WORKLOADS
-    from spillway.resume import PLAN_OPTIONS
-    from spillway.runner import Bench
     if args.resume:
         bench = Bench.resume(args.resume, {option: getattr(args, option) for option in PLAN_OPTIONS
                                            if option in args.given})
@@ -22,15 +23,15 @@ def cmd_bench(args):
     if any(value not in ("", "0", "1") for value in (args.warmup, args.drop_caches, args.monitoring)):
         raise WorkloadError("WARMUP, DROP_CACHES and MONITORING take 0 or 1")
     # The default suite on the inventory's placement, once (`make bench` at any scale) answers the storage question:
-    # it adds the storage probe's runs (spillway/plan.py STORAGE_PROBE). A bench that names its workloads,
+    # it adds the storage probe's runs (spillway/bench/plan.py STORAGE_PROBE). A bench that names its workloads,
     # placements, core counts, Spark releases or repetitions runs what it names and no more.
     storage_probe = (not (args.workloads or args.placement or args.backends or args.cores or args.versions)
                      and args.repeat == 1)
-    bench = Bench(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
-                  placement=args.placement, backends=args.backends, warmup=warmup,
-                  drop_caches=args.drop_caches == "1",
-                  monitoring={"": None, "0": False, "1": True}[args.monitoring], storage_probe=storage_probe,
-                  versions=args.versions)
+    bench = Bench.planned(args.cluster, names, args.scale, args.repeat, params=args.params, cores=args.cores,
+                          placement=args.placement, backends=args.backends, warmup=warmup,
+                          drop_caches=args.drop_caches == "1",
+                          monitoring={"": None, "0": False, "1": True}[args.monitoring], storage_probe=storage_probe,
+                          versions=args.versions)
     return bench.dry_run() if args.dry_run else bench.execute()
 
 
@@ -43,7 +44,6 @@ def cmd_validate(args):
 
 
 def cmd_preflight(args):
-    from spillway.host_preflight import check_hosts
     ok, _ = check_hosts(inventory.load(args.cluster), args.run_dir)
     return 0 if ok else 1
 

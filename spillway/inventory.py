@@ -17,10 +17,10 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from spillway import INVENTORIES, REPO, inventory_files
-from spillway.preflight import available_clusters
+from spillway import INVENTORIES, REPO, inventory_files, resources, versions
+from spillway.inventory_files import ROLE_GROUPS
+from spillway.cluster_check import available_clusters
 
-ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
 # Paths the harness creates, deletes and passes to shell commands: the schema's safe_path, also per host.
 PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir")
 # Hosts that serve the cluster without running its daemons: the servers of a GlusterFS volume the harness builds
@@ -143,7 +143,6 @@ def _schema():
         profile_names = sorted(storage_profiles()["profiles"])
         backend = schema["properties"]["spillway_backends"]["additionalProperties"]
         backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
-        from spillway import versions
         releases = schema["properties"]["spillway_versions"]["properties"]
         releases["spark"]["items"]["enum"] = list(versions.spark_releases())
         releases["hadoop"]["enum"] = versions.hadoop_releases()
@@ -252,8 +251,7 @@ def load(name, check_overlaps=True):
     if not problems:
         problems += _cross_checks(name, vars_file, variables, host_vars, groups, eff.host_sources)
     if not problems and check_overlaps:
-        from spillway import resources
-        problems += resources.overlaps(name, eff, variables, groups)
+        problems += resources.overlaps(root, eff, variables, groups)
     if problems:
         raise InventoryError(problems)
 

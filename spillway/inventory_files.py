@@ -16,6 +16,9 @@ from pathlib import Path
 
 import yaml
 
+# The groups of a cluster's roles: every inventory has a host in each (spillway.inventory), and what another
+# inventory holds is read from its hosts in these (spillway.resources).
+ROLE_GROUPS = ("namenode", "resourcemanager", "controller", "workers")
 # Ansible's YAML inventory: a group is a mapping of these keys (anything else is ignored by Ansible with a warning:
 # a typo such as `host:` would drop hosts silently, so it is an error here).
 GROUP_KEYS = ("hosts", "children", "vars")

@@ -178,26 +178,25 @@ def _fix(resource, other):
     return "point the backend at a path of its own"
 
 
-def _other_inventories(name):
-    from spillway import inventory
-    for folder in sorted(inventory.INVENTORIES.iterdir()):
-        if folder.name != name and (folder / "hosts.yml").is_file():
+def _other_inventories(own_folder):
+    for folder in sorted(own_folder.parent.iterdir()):
+        if folder.name != own_folder.name and (folder / "hosts.yml").is_file():
             yield folder
 
 
-def overlaps(name, eff, variables, groups):
-    """Problems, one per resource of inventory `name` that another inventory under inventories/ also uses. An
-    inventory that cannot be read is skipped: validation refuses every action on it until it is fixed, and then
-    its own validation sees this one."""
-    from spillway.inventory import ROLE_GROUPS
+def overlaps(own_folder, eff, variables, groups):
+    """Problems, one per resource of the inventory in `own_folder` (inventories/<name>) that another inventory beside
+    it also uses. An inventory that cannot be read is skipped: validation refuses every action on it until it is
+    fixed, and then its own validation sees this one."""
+    name = own_folder.name
     mine = of(name, eff, variables, groups)
     problems = []
-    for folder in _other_inventories(name):
+    for folder in _other_inventories(own_folder):
         try:
             other = inventory_files.read(folder)
         except (inventory_files.InventoryFileError, OSError):
             continue
-        other_groups = {g: other.members(g) for g in other.groups if g in ROLE_GROUPS}
+        other_groups = {g: other.members(g) for g in other.groups if g in inventory_files.ROLE_GROUPS}
         try:
             theirs = of(folder.name, other, other.all_vars, other_groups)
         except (TypeError, AttributeError, ValueError):

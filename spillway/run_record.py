@@ -40,7 +40,8 @@ def git_state():
 
 class StepFailed(Exception):
     """A step failed; the message says what and where to look."""
-    part = None  # the part of a workload run that failed (prepare, run, validate...: spillway/runner.py), if one did
+    # the part of a workload run that failed (prepare, run, validate...: spillway/bench/workload_run.py), if one did
+    part = None
 
 
 def step_outcome(err):
@@ -236,7 +237,7 @@ class RunDirectory:
 
     def begin_step(self, name, record=None, **details):
         """A step's manifest entry in `record` (default: the run's steps), running from now until end_step(): for a
-        step that does not fit a block of code (the parts of one Ansible run, spillway/runner.py)."""
+        step that does not fit a block of code (the parts of one Ansible run, spillway/bench/workload_run.py)."""
         entry = {"name": name, "status": "running", "started_at": utc_now(), "ended_at": None,
                  "duration_s": None, **details}
         (self.manifest["steps"] if record is None else record).append(entry)

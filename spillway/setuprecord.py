@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from spillway import REPO, inputs
+from spillway import REPO, input_digests
 
 # The role common's spillway_cache_dir; no inventory of this repository changes it.
 CACHE_DIR = Path("/var/cache/spillway")
@@ -67,10 +67,10 @@ def problems(cluster, cache_dir=CACHE_DIR):
 
 def inputs_digest(cluster, repo=REPO):
     """sha256 (hex) of what a setup of `cluster` is made from: the playbooks, the inventory, the pinned packages."""
-    paths = [p for folder in INPUT_FOLDERS for p in inputs.files_under(repo / folder)]
-    paths += inputs.files_under(repo / "inventories" / cluster)
+    paths = [p for folder in INPUT_FOLDERS for p in input_digests.files_under(repo / folder)]
+    paths += input_digests.files_under(repo / "inventories" / cluster)
     paths += [repo / name for name in INPUT_FILES if (repo / name).is_file()]
-    return inputs.digest(repo, paths)
+    return input_digests.digest(repo, paths)
 
 
 def unchanged(cluster, cache_dir=CACHE_DIR, repo=REPO):

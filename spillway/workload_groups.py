@@ -1,5 +1,5 @@
 """Named groups of workloads that WORKLOADS takes beside workload names. Standard library only: make's checks
-(spillway/preflight.py) read it before the virtualenv exists."""
+(spillway/cluster_check.py) read it before the virtualenv exists."""
 
 GROUPS = {
     # HiBench's batch workloads that Spillway adds to its default suite, in the order of HiBench's micro and SQL

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from spillway import REPO, inventory, provisioning, setuprecord
+from spillway import REPO, inventory, setuprecord
 from spillway.ansible import run_playbook
+from spillway.bench import provisioning
 
 
 @pytest.fixture(scope="session")

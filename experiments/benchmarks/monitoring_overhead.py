@@ -15,7 +15,7 @@ import json
 import statistics
 import sys
 
-from spillway.runner import Bench
+from spillway.bench.orchestrator import Bench
 
 GOAL_RATIO = 1.02
 
@@ -33,7 +33,7 @@ def run_seconds(run_path, workload_id="terasort"):
 
 
 def one_bench(cluster, monitoring, rows):
-    bench = Bench(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}", monitoring=monitoring)
+    bench = Bench.planned(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}", monitoring=monitoring)
     bench.execute()
     return bench.run.path, run_seconds(bench.run.path)
 

@@ -23,7 +23,7 @@ from emulation.config import load as load_emulation
 from spillway import REPO
 from experiments.benchmarks.monitoring_overhead import run_seconds
 from spillway.inventory import load as load_inventory
-from spillway.runner import Bench
+from spillway.bench.orchestrator import Bench
 
 ROW_BYTES = 100
 RESULTS = REPO / "results"
@@ -32,7 +32,7 @@ RESULTS = REPO / "results"
 def one_bench(cluster, rows):
     if load_inventory(cluster).emulation:
         print(f"cluster {cluster}: " + ("; ".join(emulated_cluster.up(load_emulation(cluster))) or "already up"))
-    bench = Bench(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}")
+    bench = Bench.planned(cluster, ["terasort"], "tiny", 1, params=f"engine=spark rows={rows}")
     bench.execute()
     return bench.run.path
 

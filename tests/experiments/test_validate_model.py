@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from experiments import validate_model
-from spillway import inventory as inventory_mod, plan as runner_plan
+from spillway import inventory as inventory_mod
+from spillway.bench import plan as bench_plan
 from spillway.workloads import WorkloadError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -37,8 +38,8 @@ def test_dry_run_prints_the_papers_four_sample_runs_and_three_targets():
     # what the bench itself makes of each: one placement of the tiers inventory, the cores it sweeps
     inventory = inventory_mod.load("tiers")
     for o in options[1:]:
-        assert len(runner_plan.placements(inventory, o["--placement"], "")) == 1
-        assert runner_plan.parse_cores(o["--cores"])
+        assert len(bench_plan.placements(inventory, o["--placement"], "")) == 1
+        assert bench_plan.parse_cores(o["--cores"])
 
 
 def test_plan_refuses_what_the_cluster_or_bench_cannot_do():

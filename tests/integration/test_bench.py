@@ -12,8 +12,9 @@ import pandas as pd
 import pytest
 
 from analysis.parsers.step_logs import timing_lines
-from spillway import REPO, inventory, provisioning
+from spillway import REPO, inventory
 from spillway.ansible import run_playbook
+from spillway.bench import provisioning
 
 from overlapping_inventories import try_overlapping_inventories
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user

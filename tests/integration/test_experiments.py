@@ -1,6 +1,6 @@
 """Experiment variables for real on the local default: a run whose output fails validation (kept, flagged invalid)
 with one executor per node (CORES=1), a cold page cache (DROP_CACHES=1) and a placement of its own, which moves the
-local dirs alone. Lists of placements and the matrix are planned in unit tests (tests/spillway/test_runner.py); the
+local dirs alone. Lists of placements and the matrix are planned in unit tests (tests/spillway/bench/test_plan.py); the
 default bench's storage probe runs two placements and a switch between them live (tests/integration/test_bench.py)."""
 import json
 import subprocess

@@ -28,7 +28,8 @@ def scratch_repo(tmp_path):
     for name in ("spillway", "emulation"):
         shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "inventories", repo / "inventories")
-    for name in ("playbooks", "workloads", "collectors", "analysis", "experiments", ".venv", "requirements.txt"):
+    for name in ("playbooks", "workloads", "collectors", "analysis", "run_layout", "experiments", ".venv",
+                 "requirements.txt"):
         (repo / name).symlink_to(REPO / name)
     return repo
 
@@ -70,7 +71,7 @@ def inventories(tmp_path, monkeypatch):
     root = tmp_path / "inventories"
     shutil.copytree(REPO / "inventories", root)
     monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
     return root
 
 

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spillway import REPO, inventory, workloads
-from spillway.runner import Bench
+from spillway.bench.plan import new_plan
 
 # What every planned run id must be: words of the sweep alphabet joined by -, nothing a shell or a path treats
 # specially (docs/safety.md).
@@ -160,7 +160,7 @@ def test_the_reported_gatk4_injection_is_refused_as_a_path():
 def test_values_that_would_misbehave_are_refused_naming_the_parameter(params, message):
     name = params.split(".")[0]
     with pytest.raises(workloads.WorkloadError, match=message):
-        Bench("local", [name], "tiny", 1, params=params)
+        new_plan("local", [name], "tiny", 1, params=params)
 
 
 def test_a_sweep_value_escaping_the_run_directory_is_refused():
@@ -202,13 +202,13 @@ def test_role_common_refuses_an_unsafe_path_from_variables_validation_cannot_see
 def test_any_params_string_is_refused_or_plans_safe_distinct_run_ids(items):
     params = " ".join(f"{w}{n}={v}" for w, n, v in items)
     try:
-        bench = Bench("local", ["terasort", "tpch", "gatk4", "kmeans", "fio-sweep"], "tiny", 1, params=params)
+        plan = new_plan("local", ["terasort", "tpch", "gatk4", "kmeans", "fio-sweep"], "tiny", 1, params=params)
     except workloads.WorkloadError:
         return
-    ids = [i.id for i in bench.instances]
+    ids = [i.id for i in plan.instances]
     assert len(ids) == len(set(ids))
     assert all(RUN_ID.fullmatch(i) for i in ids), ids
-    for instance in bench.instances:
+    for instance in plan.instances:
         for value in instance.params.values():
             assert not (isinstance(value, str) and any(ord(c) < 32 for c in value))
 

@@ -155,10 +155,10 @@ def alone(tmp_path, monkeypatch, name, source="hdd", **group_vars):
     copy_cluster(root, source, name, **group_vars)
     shutil.rmtree(root / source)
     monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
     inv = inventory.load(name)
     monkeypatch.setattr(inventory, "INVENTORIES", REPO / "inventories")
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", REPO / "inventories")
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", REPO / "inventories")
     return inv
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from spillway import inventory
+from spillway import inventory, inventory_files
 from spillway.inventory import InventoryError
 
 
@@ -17,7 +17,7 @@ def scratch_inventory(tmp_path, monkeypatch):
     root = tmp_path / "inventories"
     shutil.copytree(inventory.INVENTORIES, root)
     monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.preflight.INVENTORIES", root)
+    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
 
     def edit(cluster, filename, change):
         path = root / cluster / filename
@@ -195,7 +195,7 @@ def test_a_glusterfs_volume_needs_storage_servers(scratch_inventory):
 def test_a_storage_server_needs_no_cluster_role():
     pfs = inventory.load("pfs")
     assert pfs.groups["pfs_servers"] == ["st1", "st2"]
-    assert not {"st1", "st2"} & {h for g in inventory.ROLE_GROUPS for h in pfs.groups[g]}
+    assert not {"st1", "st2"} & {h for g in inventory_files.ROLE_GROUPS for h in pfs.groups[g]}
 
 
 @pytest.mark.parametrize("budget, field, message", [

@@ -6,13 +6,16 @@ import dataclasses
 import pytest
 import yaml
 
-from spillway import inventory, runner, versions
+from spillway import inventory, versions
 from spillway import workloads as workloads_mod
 from spillway.__main__ import main
-from spillway.plan import DEFAULT_WORKLOADS
+from spillway.bench.plan import DEFAULT_WORKLOADS, new_plan
+from spillway.bench.workload_run import versions_of
 from spillway.workloads import WorkloadError, load as load_workload
 
 ROLE_DEFAULTS = versions.VERSIONS_FILE
+# What versions_of reads of a run's manifest: the controller's facts.
+MANIFEST = {"hosts": {"localhost": {"versions": {"java": 'openjdk version "17.0.15" 2025-04-15'}}}}
 
 
 @pytest.fixture
@@ -21,7 +24,7 @@ def two_lines(monkeypatch):
     local = inventory.load("local")
     both = dataclasses.replace(local, variables={**local.variables,
                                                  "spillway_versions": {"spark": ["3.5.6", "4.2.0"], "hadoop": "3.4.2"}})
-    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: both)
+    monkeypatch.setattr(inventory, "load", lambda name: both)
     return both
 
 
@@ -30,14 +33,14 @@ def one_line(monkeypatch):
     """`local` as an inventory without spillway_versions: role common's default, Spark 3.5.6 alone."""
     local = inventory.load("local")
     alone = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_versions"})
-    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: alone)
+    monkeypatch.setattr(inventory, "load", lambda name: alone)
     return alone
 
 
 def bench(**kwargs):
     args = {"cluster": "local", "workload_names": ["terasort"], "scale": "tiny", "repeat": 1,
             "params": "engine=spark", **kwargs}
-    return runner.Bench(**args)
+    return new_plan(**args)
 
 
 def test_the_releases_spillway_installs_are_the_roles_and_every_spark_release_says_what_it_needs():
@@ -71,22 +74,14 @@ def test_versions_sweeps_spark_each_run_named_by_its_release_in_turn_within_a_re
 def test_without_versions_each_run_takes_the_default_line_and_keeps_its_id(two_lines):
     plan = bench()
     assert [(i.id, i.spark_version) for i in plan.instances] == [("terasort", None)]
-    assert runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0]) == {
+    assert versions_of(two_lines, MANIFEST, plan.instances[0]) == {
         "spark": "3.5.6", "scala": "2.13", "hadoop": "3.4.2", "hadoop_examples": "3.4.2",
         "java": 'openjdk version "17.0.15" 2025-04-15'}
 
 
-class SimpleRun:
-    """What _versions_of reads of a bench: its inventory and the controller's facts in the run's manifest."""
-    def __init__(self, inv):
-        self.inventory = inv
-        self.run = type("Run", (), {"manifest": {"hosts": {"localhost": {"versions": {
-            "java": 'openjdk version "17.0.15" 2025-04-15'}}}}})()
-
-
 def test_a_runs_manifest_record_names_its_own_spark_release(two_lines):
     plan = bench(versions="spark=4.2.0")
-    record = runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0])
+    record = versions_of(two_lines, MANIFEST, plan.instances[0])
     assert record["spark"] == "4.2.0" and record["hadoop"] == "3.4.2" and record["scala"] == "2.13"
 
 
@@ -118,9 +113,9 @@ def test_a_default_line_a_workload_does_not_support_refuses_it_too(monkeypatch):
     local = inventory.load("local")
     spark4_first = dataclasses.replace(local, variables={
         **local.variables, "spillway_versions": {"spark": ["4.2.0", "3.5.6"], "hadoop": "3.4.2"}})
-    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: spark4_first)
+    monkeypatch.setattr(inventory, "load", lambda name: spark4_first)
     with pytest.raises(WorkloadError, match="gatk4 does not run on Spark 4.2.0"):
-        runner.Bench("local", list(DEFAULT_WORKLOADS), "tiny", 1)
+        new_plan("local", list(DEFAULT_WORKLOADS), "tiny", 1)
 
 
 def test_the_dry_run_shows_the_installed_releases_and_each_runs_own(two_lines, capsys):
@@ -173,7 +168,7 @@ def test_a_versions_sweep_runs_a_point_without_spark_once_and_each_spark_point_p
 def test_a_run_without_spark_records_no_spark_release_and_the_clusters_hadoop(two_lines):
     plan = bench(params="engine=mapreduce", versions="spark=3.5.6,4.2.0")
     assert [i.id for i in plan.instances] == ["terasort"]
-    assert runner.Bench._versions_of(SimpleRun(two_lines), plan.instances[0]) == {
+    assert versions_of(two_lines, MANIFEST, plan.instances[0]) == {
         "spark": None, "scala": None, "hadoop": "3.4.2", "hadoop_examples": "3.4.2",
         "java": 'openjdk version "17.0.15" 2025-04-15'}
 
@@ -191,7 +186,7 @@ def test_a_workload_only_on_one_line_is_not_refused_for_its_points_without_spark
     terasort = load_workload("terasort")
     only_35 = dataclasses.replace(terasort, manifest={**terasort.manifest,
                                                       "spark_lines": {"supported": ["3.5"], "why": "a test's line"}})
-    monkeypatch.setattr(runner.workloads_mod, "load", lambda name: only_35)
+    monkeypatch.setattr(workloads_mod, "load", lambda name: only_35)
     assert [i.id for i in bench(params="engine=mapreduce", versions="spark=4.2.0").instances] == ["terasort"]
     with pytest.raises(WorkloadError, match="terasort does not run on Spark 4.2.0"):
         bench(params="engine=spark", versions="spark=4.2.0")
@@ -218,9 +213,9 @@ def test_a_cluster_on_hadoop_3_5_0_records_it_and_the_examples_jar_it_carries(mo
     local = inventory.load("local")
     on_350 = dataclasses.replace(local, variables={
         **local.variables, "spillway_versions": {"spark": ["3.5.6"], "hadoop": "3.5.0"}})
-    monkeypatch.setattr(runner.inventory_mod, "load", lambda name: on_350)
+    monkeypatch.setattr(inventory, "load", lambda name: on_350)
     plan = bench(params="engine=mapreduce")
-    record = runner.Bench._versions_of(SimpleRun(on_350), plan.instances[0])
+    record = versions_of(on_350, MANIFEST, plan.instances[0])
     assert (record["hadoop"], record["hadoop_examples"], record["spark"]) == ("3.5.0", "3.4.2", None)
     assert main(["bench", "--dry-run", "--workloads", "terasort"]) == 0
     assert ("versions: Spark 3.5.6 installed (default line 3.5.6), Hadoop 3.5.0 (its MapReduce examples, TeraSort's, "

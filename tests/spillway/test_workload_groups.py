@@ -2,7 +2,7 @@
 make's own check before anything is installed."""
 import pytest
 
-from spillway import preflight
+from spillway import cluster_check
 from spillway.__main__ import main
 from spillway.workload_groups import GROUPS, expand
 from spillway.workloads import available
@@ -30,5 +30,5 @@ def test_the_bench_plans_the_hibench_group_without_the_default_benchs_probe(caps
 
 @pytest.mark.parametrize("workloads", ["hibench,nope", "nope"])
 def test_an_unknown_name_is_refused_listing_the_groups_too(workloads):
-    problems = preflight.check("local", workloads)
+    problems = cluster_check.check("local", workloads)
     assert problems and "unknown workload 'nope'" in problems[0] and "groups: hibench" in problems[0]

@@ -1,6 +1,6 @@
 """Which ports a host's daemons will bind, each with the inventory setting that moves it.
 
-The values come from role common's port map (defaults/main/ports.json, the file spillway/preflight.py reads too):
+The values come from role common's port map (defaults/main/ports.json, the file spillway/cluster_check.py reads too):
 hadoop_ports, hadoop_port_daemons (the daemon behind each port name's prefix) and the monitoring settings. The
 daemons are placed by group (hadoop_daemons: name -> group); monitoring puts node_exporter everywhere,
 Prometheus, the Pushgateway and Grafana on the controller and a JMX exporter in every Hadoop daemon.

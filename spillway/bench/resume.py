@@ -1,14 +1,16 @@
-"""Resuming a run: the plan its manifest recorded, what of it is still to do, and options that would change it."""
+"""Resuming a run (`bench --resume`): the plan its manifest recorded, what of it is still to do, options that would
+change it, the run reopened, and each workload run's earlier attempt set aside before it runs again."""
 import json
 from dataclasses import dataclass
 
 from spillway import inventory as inventory_mod, workloads as workloads_mod
+from spillway.bench.plan import DEFAULT_WORKLOADS, parse_cores, placements, plan_of, run_settings
+from spillway.bench.steps import local_root
 from spillway.console import say
-from spillway.plan import DEFAULT_WORKLOADS, parse_cores, placements
+from spillway.run_record import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
+                                 utc_now)
 from spillway.versions import parse_versions
 from spillway.workload_groups import expand
-from spillway.run_record import (RunDirectory, RunNotResumable, StepFailed, git_state, move_outputs_aside,
-                             utc_now)
 
 # A workload run that ended so is not run again on resume: its validation ran (an invalid one stays flagged).
 FINISHED = ("ok", "invalid")
@@ -36,6 +38,21 @@ class ResumePlan:
         order = {wid: n for n, wid in enumerate(run.manifest.get("plan") or [])}
         ordered = sorted(instances, key=lambda i: order.get(i.id, len(order)))  # stable: old runs keep the plan's order
         return cls(run, [i for i in ordered if records.get(i.id, {}).get("status") not in FINISHED])
+
+    def reopen(self, plan):
+        """The run directory marked running again, saying what is left of `plan`; the workload runs still to do."""
+        manifest = self.run.manifest
+        to_run = self.to_run
+        manifest.setdefault("resumed", []).append({"at": utc_now(), "from_status": manifest["status"],
+                                                   "git": git_state(), "workload_runs": [i.id for i in to_run]})
+        manifest["status"], manifest["ended_at"] = "running", None
+        self.run.save()
+        self.run.mark_running()
+        done = [i.id for i in plan.instances if i.id not in {r.id for r in to_run}]
+        say(f"Spillway bench {manifest['run_id']} resumed: cluster '{plan.inventory.name}', scale {plan.scale}, "
+            f"{len(to_run)} of {len(plan.instances)} workload run(s) to run: {', '.join(i.id for i in to_run) or 'none'}"
+            + (f"; finished before: {', '.join(done)}" if done else ""))
+        return to_run
 
 
 def changed_values(recorded, now):
@@ -96,60 +113,46 @@ def refuse_other_plan(manifest, inventory, given):
             "from the run's manifest: leave these options out")
 
 
-class Resuming:
-    """The resume side of a Bench (spillway/runner.py): a bench built from a run's manifest, that run reopened, and
-    each workload run's earlier attempt set aside before it runs again."""
+def plan_to_finish(ref, given=None):
+    """The plan that finishes run `ref` (an id under results/, `latest` or a path) as its manifest recorded it, and
+    what of it is left (a ResumePlan). `given`: the options written on the command line (name -> value as the CLI
+    parsed it); each must agree with the run's."""
+    try:
+        run = RunDirectory.open_for_resume(ref)
+    except RunNotResumable as err:
+        raise workloads_mod.WorkloadError(f"RESUME: {err}") from None
+    manifest, recorded = run.manifest, recorded_parameters(run.manifest)
+    inventory = inventory_mod.load(manifest["cluster"])
+    refuse_other_plan(manifest, inventory, given or {})
+    if inventory.digest != manifest["inventory"]["sha256"]:
+        raise workloads_mod.WorkloadError(
+            f"RESUME: inventory '{inventory.name}' changed since run {manifest['run_id']} began (sha256 "
+            f"{manifest['inventory']['sha256'][:12]} then, {inventory.digest[:12]} now): its remaining "
+            "workload runs would not measure the same cluster")
+    monitoring = recorded.get("monitoring")
+    if monitoring == (inventory.variables.get("spillway_monitoring") or {}).get("enabled", True):
+        monitoring = None  # as the inventory has it: no override
+    settings = run_settings(inventory, recorded["repeat"], recorded["warmup"], monitoring)
+    plan = plan_of(inventory, recorded["workloads"], recorded_command_line(recorded), scale=recorded["scale"],
+                   repeat=recorded["repeat"], drop_caches=recorded["drop_caches"], placements=recorded["placements"],
+                   cores=recorded["executor_cores"], spark_versions=recorded["spark_versions"],
+                   storage_probe=recorded["storage_probe"], **settings)
+    return plan, ResumePlan.of(run, plan.instances)
 
-    @classmethod
-    def resume(cls, ref, given=None):
-        """The bench that finishes run `ref` (an id under results/, `latest` or a path) with the plan its manifest
-        recorded. `given`: the options written on the command line (name -> value as the CLI parsed it); each
-        must agree with the run's."""
-        try:
-            run = RunDirectory.open_for_resume(ref)
-        except RunNotResumable as err:
-            raise workloads_mod.WorkloadError(f"RESUME: {err}") from None
-        manifest, recorded = run.manifest, recorded_parameters(run.manifest)
-        inventory = inventory_mod.load(manifest["cluster"])
-        refuse_other_plan(manifest, inventory, given or {})
-        if inventory.digest != manifest["inventory"]["sha256"]:
-            raise workloads_mod.WorkloadError(
-                f"RESUME: inventory '{inventory.name}' changed since run {manifest['run_id']} began (sha256 "
-                f"{manifest['inventory']['sha256'][:12]} then, {inventory.digest[:12]} now): its remaining "
-                "workload runs would not measure the same cluster")
-        monitoring = recorded.get("monitoring")
-        if monitoring == (inventory.variables.get("spillway_monitoring") or {}).get("enabled", True):
-            monitoring = None  # as the inventory has it: no override
-        bench = cls.__new__(cls)
-        bench._configure(inventory, recorded["scale"], recorded["repeat"], recorded["warmup"],
-                         recorded["drop_caches"], monitoring)
-        bench.placements, bench.cores = recorded["placements"], recorded["executor_cores"]
-        bench.spark_versions = recorded["spark_versions"]
-        bench.storage_probe = recorded["storage_probe"]
-        bench._plan(recorded["workloads"], recorded_command_line(recorded))
-        bench.resumed = ResumePlan.of(run, bench.instances)
-        bench._count_steps(bench.resumed.to_run)
-        return bench
 
-    def _reopen(self):
-        """The run directory of the resumed run, marked running again; the workload runs still to do."""
-        self.run = self.resumed.run
-        manifest = self.run.manifest
-        to_run = self.resumed.to_run
-        manifest.setdefault("resumed", []).append({"at": utc_now(), "from_status": manifest["status"],
-                                                   "git": git_state(), "workload_runs": [i.id for i in to_run]})
-        manifest["status"], manifest["ended_at"] = "running", None
-        self.run.save()
-        self.run.mark_running()
-        done = [i.id for i in self.instances if i.id not in {r.id for r in to_run}]
-        say(f"Spillway bench {manifest['run_id']} resumed: cluster '{self.inventory.name}', scale {self.scale}, "
-            f"{len(to_run)} of {len(self.instances)} workload run(s) to run: {', '.join(i.id for i in to_run) or 'none'}"
-            + (f"; finished before: {', '.join(done)}" if done else ""))
-        return to_run
+class EarlierAttempts:
+    """A workload run's earlier attempt in run directory `run` (interrupted or failed, before a resume) set aside
+    before it runs again: its outputs moved aside on the hosts of `inventory` and in the run directory. `play`:
+    the bench's playbooks (Steps.play)."""
 
-    def _set_earlier_attempt_aside(self, wid):
-        """When `wid` ran before (an interrupted or failed attempt), move its outputs aside on the hosts and in the
-        run directory, and return its `attempts` (the earlier ones and this) and its record's position."""
+    def __init__(self, run, inventory, play):
+        self.run = run
+        self.inventory = inventory
+        self.play = play
+
+    def set_aside(self, wid):
+        """When `wid` ran before, move its outputs aside and return its `attempts` (the earlier ones and this) and
+        its record's position; ([], None) when it did not."""
         records = self.run.manifest["workloads"]
         position = next((n for n, r in enumerate(records) if r["id"] == wid), None)
         if position is None:
@@ -157,7 +160,7 @@ class Resuming:
         earlier = records[position]
         if earlier["status"] == "running":
             # the bench was killed hard: its collectors may still run; stop them and fetch what they have
-            self._play("workload-end.yml", f"{wid}.end-interrupted", workload_id=wid)
+            self.play("workload-end.yml", f"{wid}.end-interrupted", workload_id=wid)
         attempt = len(earlier.get("attempts", [])) + 1
         summary = self.run.set_attempt_aside(earlier, attempt)
         self._set_aside_on_hosts(wid, attempt)
@@ -170,11 +173,11 @@ class Resuming:
         run_id = self.run.manifest["run_id"]
         dest = f".attempts/{wid}.attempt-{attempt}"
         if self.inventory.all_local:
-            runs = self._spillway_root() / "runs" / run_id
+            runs = local_root(self.inventory) / "runs" / run_id
             move_outputs_aside(runs, wid, runs / dest)
             return
         # Remote hosts: playbooks/set-aside.yml does the same on each; its log says what was moved where.
-        result = self._play("set-aside.yml", f"{wid}.set-aside", workload_id=wid, attempt=attempt)
+        result = self.play("set-aside.yml", f"{wid}.set-aside", workload_id=wid, attempt=attempt)
         if not result.ok:
             raise StepFailed(f"{wid}: could not move the earlier attempt's outputs aside on the hosts "
                              f"(log: {result.log_path.relative_to(self.run.path)})")

@@ -1,4 +1,47 @@
-"""What a run's manifest says of its emulation: the disk profiles used and, for emulated hosts, what they share."""
+"""What a bench's manifest says of its run when the run directory is created: the cluster, the options, the plan
+(what a resume finishes), the storage and what of the run was emulated. The steps, the workload runs and the hosts'
+facts are added as the bench runs (docs/run-directory.md)."""
+from spillway import inventory as inventory_mod
+from spillway.run_record import RunDirectory, new_run_id
+
+# Settings of a cluster that change what its runs measure: (the inventory's property, the value that does, the
+# limitation the manifest then records).
+CHANGING_SETTINGS = (
+    ("hdfs_page_cache", "dropped",
+     "While each measured run ran, a page of an HDFS block file left the page cache one to two seconds "
+     "after it was cached, unless a DataNode held the block open (spillway_hdfs_page_cache: dropped, "
+     "docs/cluster.md \"HDFS blocks out of the page cache\"): a table read twice was read from the device "
+     "twice, as on a node whose HDFS data is much larger than its memory. A page read again within that "
+     "time was still served from the cache, and the kernel's read-ahead of small reads, gone before it was "
+     "used, can make the devices read more than the workload asked for; shuffle and spill files kept the "
+     "cache as on a real node."),
+    ("jvm_jit", "c1",
+     "The workloads' JVMs (Spark driver, AM and executors; MapReduce AM and tasks; hadoop jar) compiled with "
+     "the client compiler alone (spillway_jvm.jit: c1, docs/cluster.md \"The workloads' JVMs\"): at this "
+     "scale the optimising compiler's own work costs more CPU than its code saves, so the runs' CPU time is "
+     "smaller than with the JVM's default; a long run's CPU-bound phases would run faster with it."),
+)
+
+
+def create_run_directory(plan):
+    """results/<run-id>/ with the manifest's run-level facts and the plan."""
+    inv = plan.inventory
+    emulation = emulation_record(inv, inventory_mod.storage_profiles(), inv.emulated_profiles())
+    return RunDirectory.create(
+        new_run_id(inv.name),
+        cluster=inv.name,
+        inventory={"name": inv.name, "sha256": inv.digest, "files": inv.files, "groups": inv.groups},
+        parameters={"workloads": sorted({i.workload.name for i in plan.instances}), "scale": plan.scale,
+                    "repeat": plan.repeat, "warmup": plan.warmup, "drop_caches": plan.drop_caches,
+                    "placements": plan.placements, "executor_cores": plan.cores,
+                    "spark_versions": plan.spark_versions,
+                    "storage_probe": plan.storage_probe,
+                    "monitoring": (inv.variables.get("spillway_monitoring") or {}).get("enabled", True),
+                    "overrides": plan.overrides},
+        plan=[i.id for i in plan.instances],
+        storage={"backends": inv.backends, "placement": inv.placement},
+        emulation=emulation,
+        hosts={})
 
 
 def emulation_record(inventory, profiles, used):
@@ -20,23 +63,10 @@ def emulation_record(inventory, profiles, used):
             "its data, not that node's memory bandwidth, NUMA layout or core count: the threads run on every CPU "
             "of the host, a quota caps their total time. The harness, monitoring and collectors ran outside the "
             "budget.")
-    if inventory.hdfs_page_cache == "dropped":
-        record["hdfs_page_cache"] = "dropped"
-        record["limitations"].append(
-            "While each measured run ran, a page of an HDFS block file left the page cache one to two seconds "
-            "after it was cached, unless a DataNode held the block open (spillway_hdfs_page_cache: dropped, "
-            "docs/cluster.md \"HDFS blocks out of the page cache\"): a table read twice was read from the device "
-            "twice, as on a node whose HDFS data is much larger than its memory. A page read again within that "
-            "time was still served from the cache, and the kernel's read-ahead of small reads, gone before it was "
-            "used, can make the devices read more than the workload asked for; shuffle and spill files kept the "
-            "cache as on a real node.")
-    if inventory.jvm_jit == "c1":
-        record["jvm_jit"] = "c1"
-        record["limitations"].append(
-            "The workloads' JVMs (Spark driver, AM and executors; MapReduce AM and tasks; hadoop jar) compiled with "
-            "the client compiler alone (spillway_jvm.jit: c1, docs/cluster.md \"The workloads' JVMs\"): at this "
-            "scale the optimising compiler's own work costs more CPU than its code saves, so the runs' CPU time is "
-            "smaller than with the JVM's default; a long run's CPU-bound phases would run faster with it.")
+    for setting, value, limitation in CHANGING_SETTINGS:
+        if getattr(inventory, setting) == value:
+            record[setting] = value
+            record["limitations"].append(limitation)
     hosts = inventory.emulation
     if hosts:
         # analysis reads the niceness: the cluster's own processes then count as niced CPU time

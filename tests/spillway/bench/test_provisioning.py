@@ -1,12 +1,23 @@
-"""The digest of what a provisioning is made from (spillway/provisioning.py): the same inputs give the same digest,
-and each kind of input, changed alone, gives another, so the bench never skips a provisioning that would change
-something. A scratch copy of the inputs: nothing of the checkout is changed."""
+"""A bench's provisioning (spillway/bench/provisioning.py). The digest of what a provisioning is made from: the same
+inputs give the same digest, and each kind of input, changed alone, gives another, so the bench never skips a
+provisioning that would change something (a scratch copy of the inputs: nothing of the checkout is changed). The
+provisioning step: skipped when its check passes, a placement switch (playbooks/placement.yml) when the check found
+only the placement changed, provision.yml in full for anything else and after a failed switch (the playbooks stood in
+for by their outcomes; the integration tests, tests/integration/test_experiments.py, run them for real). And what a
+provisioning step records of the daemons it started."""
 import shutil
+from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from spillway import REPO, provisioning
+from spillway import REPO, run_record
+from spillway.ansible import PlaybookResult
+from spillway.bench import provisioning
+from spillway.bench.plan import count_steps, new_plan
+from spillway.bench.provisioning import Provisioning, record_daemon_starts
+from spillway.bench.steps import Steps
 from spillway.inventory import load
 
 EXTRA = {"provision_health_check": False, "spillway_placement": {"hdfs": "hdd", "local": "ssd"}}
@@ -127,6 +138,8 @@ CHECK_FAILURE = ("TASK [Require the same inputs and a serving cluster]\nfatal: [
                  '{"msg": "provisioning needed: %s"}')
 SWITCHABLE = CHECK_FAILURE % ("only the placement changed since the last provisioning; cluster serves; every "
                               "supervised process runs; placement switch possible")
+INPUTS_CHANGED = CHECK_FAILURE % ("inputs changed since the last provisioning; cluster serves; every supervised "
+                                  "process runs")
 
 
 def test_a_failed_check_that_found_only_the_placement_changed_on_every_host_allows_the_switch(scratch):
@@ -137,7 +150,7 @@ def test_a_failed_check_that_found_only_the_placement_changed_on_every_host_allo
 
 @pytest.mark.parametrize("failures", [
     [],  # the check passed: nothing to switch
-    [CHECK_FAILURE % "inputs changed since the last provisioning; cluster serves; every supervised process runs"],
+    [INPUTS_CHANGED],
     [CHECK_FAILURE % "no record of a provisioning that ended well; cluster serves; every supervised process runs"],
     [CHECK_FAILURE % "only the placement changed since the last provisioning; not serving: namenode down; every "
                      "supervised process runs"],
@@ -153,3 +166,84 @@ def test_clusters_with_storage_servers_never_switch(scratch):
     inventory = scratch[2]
     inventory.groups = {**inventory.groups, "pfs_servers": ["st1"]}
     assert not provisioning.can_switch(inventory, [SWITCHABLE])
+
+
+@pytest.fixture
+def provision(tmp_path, monkeypatch):
+    """provision_with({playbook: (ok, failures)}): the provisioning step on a two-placement plan, its playbooks
+    stood in for by those outcomes (`played`: what ran, with its extra vars' names); its manifest entry."""
+    monkeypatch.setattr(run_record, "RESULTS", tmp_path)
+    plan = new_plan(cluster="local", workload_names=["terasort"], scale="tiny", repeat=1,
+                    placement="hdfs=hdd,local=ssd;hdfs=ssd,local=hdd")
+    steps = Steps(plan.inventory, run_record.RunDirectory.create("r1"), count_steps(plan.instances),
+                  plan.monitoring_override)
+    played = []
+
+    def provision_with(outcomes):
+        def fake(playbook, log_name, **extra_vars):
+            played.append((playbook, sorted(extra_vars)))
+            ok, failures = outcomes[playbook]
+            return PlaybookResult(returncode=0 if ok else 2, log_path=steps.run.path / "logs" / f"{log_name}.log",
+                                  changed=0 if playbook == "provision-check.yml" else 3, failures=failures)
+        steps.play = fake
+        steps.placement = {"hdfs": "ssd", "local": "hdd"}
+        Provisioning(steps, plan.several_placements).provision_unless_unchanged(
+            "provision (hdfs=ssd, local=hdd)", "provision-hdfs_ssd-local_hdd")
+        (step,) = steps.run.manifest["steps"]
+        return step
+    return SimpleNamespace(played=played, provision_with=provision_with)
+
+
+def test_a_check_that_found_only_the_placement_changed_switches_it(provision, capsys):
+    step = provision.provision_with({"provision-check.yml": (False, [SWITCHABLE]), "placement.yml": (True, [])})
+    assert [p for p, _ in provision.played] == ["provision-check.yml", "placement.yml"]
+    # the check compares both digests; the switch gets the bench's variables, the record's digests among them
+    assert {"provision_digest", "provision_base_digest"} <= set(provision.played[0][1])
+    assert {"provision_digest", "provision_base_digest", "spillway_placement"} <= set(provision.played[1][1])
+    assert step["name"] == "provision (hdfs=ssd, local=hdd)" and step["status"] == "ok"
+    assert step["unchanged"] is False and step["switch"] is True
+    assert step["log"] == step["switch_log"] == "logs/provision-hdfs_ssd-local_hdd.switch.log"
+    assert step["ansible_changed"] == 3
+    assert "provision (hdfs=ssd, local=hdd): placement switch: ok" in capsys.readouterr().out
+
+
+def test_a_failed_switch_provisions_in_full_and_says_so(provision, capsys):
+    step = provision.provision_with({"provision-check.yml": (False, [SWITCHABLE]),
+                                     "placement.yml": (False, ["TASK [x]\nfatal: [localhost]: FAILED! => boom"]),
+                                     "provision.yml": (True, [])})
+    assert [p for p, _ in provision.played] == ["provision-check.yml", "placement.yml", "provision.yml"]
+    assert step["status"] == "ok" and step["switch"] is False
+    assert step["log"] == "logs/provision-hdfs_ssd-local_hdd.log"
+    assert "placement switch: FAILED" in capsys.readouterr().out
+
+
+def test_other_changes_provision_in_full_without_a_switch(provision, capsys):
+    step = provision.provision_with({"provision-check.yml": (False, [INPUTS_CHANGED]), "provision.yml": (True, [])})
+    assert [p for p, _ in provision.played] == ["provision-check.yml", "provision.yml"]
+    assert "switch" not in step and step["unchanged"] is False
+    assert "provisioning in full" in capsys.readouterr().out
+
+
+def test_an_unchanged_cluster_is_neither_switched_nor_provisioned(provision):
+    step = provision.provision_with({"provision-check.yml": (True, [])})
+    assert [p for p, _ in provision.played] == ["provision-check.yml"]
+    assert step["unchanged"] is True and "switch" not in step
+
+
+def test_a_provisioning_step_keeps_the_daemons_it_started_and_not_those_that_ran_before_it():
+    def epoch(text):
+        return datetime.fromisoformat(f"2026-11-28T{text}+00:00").timestamp()
+
+    manifest = {"steps": [{"name": "provision", "started_at": "2026-11-28T06:00:00.000+00:00"},
+                          {"name": "provision (hdfs=ssd, local=hdd)", "started_at": "2026-11-28T06:05:00.000+00:00"}],
+                "hosts": {"w1": {"daemon_cpu": {"namenode": {"cpu_s": 5.7, "started_epoch_s": epoch("06:05:10")},
+                                                "datanode": {"cpu_s": 4.9, "started_epoch_s": epoch("06:04:59.5")},
+                                                "resourcemanager": {"cpu_s": 9.0, "started_epoch_s": epoch("06:00:20")}}},
+                          "master": {}}}
+    saved = []
+    record_daemon_starts(SimpleNamespace(manifest=manifest, save=lambda: saved.append(True)),
+                         "provision (hdfs=ssd, local=hdd)")
+    # the ResourceManager ran from the first provisioning on; a start half a second early is the clocks' tick
+    assert manifest["steps"][1]["daemon_starts"] == [{"host": "w1", "daemon": "datanode", "cpu_s": 4.9},
+                                                     {"host": "w1", "daemon": "namenode", "cpu_s": 5.7}]
+    assert "daemon_starts" not in manifest["steps"][0] and saved

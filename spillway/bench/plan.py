@@ -3,6 +3,7 @@ anything is touched, and the steps each one has."""
 from dataclasses import dataclass
 from itertools import groupby
 
+from spillway import inventory as inventory_mod, versions as versions_mod
 from spillway import workloads as workloads_mod
 
 # The whole suite at the chosen scale: the device sweep first, then the four workloads of the papers.
@@ -150,7 +151,7 @@ def with_storage_probe(runs, inventory):
 
 
 def placement_groups(runs):
-    """The runs split where the placement changes, in order: the runner provisions once per group."""
+    """The runs split where the placement changes, in order: the bench provisions once per group."""
     return [list(group) for _, group in groupby(runs, key=lambda r: sorted(r.placement.items()))]
 
 
@@ -159,3 +160,85 @@ def count_steps(runs):
     its steps and end; and the report."""
     return 2 * len(placement_groups(runs)) + 1 + sum(
         2 + len(steps_with_commands(r.workload, r.params)) for r in runs)
+
+
+@dataclass
+class BenchPlan:
+    """A bench's plan, validated before anything is touched: the inventory it runs on (the MONITORING override in its
+    variables), the options it was made from, as the manifest records them, and its workload runs in run order."""
+    inventory: object  # spillway.inventory.Inventory
+    scale: str
+    repeat: int
+    warmup: bool
+    drop_caches: bool
+    monitoring_override: dict | None  # spillway_monitoring with MONITORING=0/1's `enabled`; None: the inventory's
+    placements: list
+    cores: list
+    spark_versions: list
+    storage_probe: bool
+    overrides: dict  # the workloads' parameters given by the inventory and by PARAMS
+    instances: list
+
+    @property
+    def several_placements(self):
+        """Whether the workload runs are on more than one placement (each provisioning step then names its own)."""
+        return len({tuple(sorted(i.placement.items())) for i in self.instances}) > 1
+
+
+def new_plan(cluster, workload_names, scale, repeat, params="", cores="", placement="", backends="", warmup=None,
+             drop_caches=False, monitoring=None, storage_probe=False, versions=""):
+    """The plan of a bench given by its options (as `bench` and make take them); WorkloadError or InventoryError,
+    naming the option and the fix, for anything that cannot run."""
+    inventory = inventory_mod.load(cluster)
+    settings = run_settings(inventory, repeat, warmup, monitoring)
+    placement_list = placements(inventory, placement, backends)
+    cores_list = parse_cores(cores)
+    spark_versions = versions_mod.parse_versions(versions, inventory)
+    return plan_of(inventory, workload_names, workloads_mod.parse_params(params), scale=scale, repeat=repeat,
+                   drop_caches=drop_caches, placements=placement_list, cores=cores_list, spark_versions=spark_versions,
+                   storage_probe=storage_probe, **settings)
+
+
+def run_settings(inventory, repeat, warmup, monitoring):
+    """The warm-up and the monitoring override of a bench of `repeat` repetitions, the override put in the
+    inventory's variables; REPEAT checked."""
+    if repeat < 1:
+        raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more, got {repeat}")
+    # MONITORING=0/1 beats the inventory for this bench (e.g. to measure the monitoring's own overhead): every
+    # playbook and the bench's own Prometheus client see the same settings.
+    override = None
+    if monitoring is not None:
+        override = {**(inventory.variables.get("spillway_monitoring") or {}), "enabled": bool(monitoring)}
+        inventory.variables["spillway_monitoring"] = override
+    # Monotasks' method: one discarded warm-up run before measured repetitions (by default when there are several,
+    # so the first one does not pay for cold caches and JIT alone).
+    return {"warmup": repeat > 1 if warmup is None else warmup, "monitoring_override": override}
+
+
+def plan_of(inventory, workload_names, from_command_line, *, scale, repeat, warmup, drop_caches, monitoring_override,
+            placements, cores, spark_versions, storage_probe):
+    """The workload runs, in run order, from the placements, cores, repetitions and overrides; the whole plan."""
+    chosen = [workloads_mod.load(name) for name in workload_names]
+    from_inventory = inventory.variables.get("spillway_workload_parameters") or {}
+    workloads_mod.check_overrides(chosen, from_inventory, f"inventory '{inventory.name}' "
+                                  "spillway_workload_parameters", other_workloads_ok=True)
+    workloads_mod.check_overrides(chosen, from_command_line, "PARAMS")
+    overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in from_command_line.items()}}
+    instances = workload_runs(chosen, scale, placements, cores, repeat, warmup, from_inventory, from_command_line,
+                              spark_versions)
+    if storage_probe:
+        instances = with_storage_probe(instances, inventory)
+    versions_mod.refuse_unsupported(instances, inventory)
+    return BenchPlan(inventory, scale, repeat, warmup, drop_caches, monitoring_override, placements, cores,
+                     spark_versions, storage_probe, overrides, instances)
+
+
+def storage_probe_text(instances):
+    """What the default bench's storage probe adds to the plan and why, or None."""
+    added = [i for i in instances if i.storage_probe]
+    if not added:
+        return None
+    where = "; ".join(f"{i.id} (hdfs={i.placement['hdfs']}, local={i.placement['local']})" for i in added)
+    return (f"storage probe of the default bench: {where}: {STORAGE_PROBE[0]}'s backends compared by "
+            "measurement, and this host's run-to-run noise from its two runs on one placement (docs/findings.md, "
+            "\"What the default bench measures\")")

@@ -11,7 +11,9 @@ from run_layout import raw_outputs
 from spillway import run_record
 from spillway.__main__ import given_options, main
 from spillway.run_record import RunDirectory, move_outputs_aside
-from spillway.runner import Bench
+from spillway.bench.manifest import create_run_directory
+from spillway.bench.orchestrator import Bench
+from spillway.bench.resume import EarlierAttempts
 from spillway.workloads import WorkloadError
 
 # TeraSort's engine sweep x 2 repetitions: terasort-{mapreduce,spark}-r{1,2}
@@ -60,9 +62,9 @@ def write(path, text="x\n"):
 def interrupted(results):
     """A bench Ctrl-C'd during terasort-spark-r1's run: mapreduce-r1 ok, mapreduce-r2 invalid, spark-r1
     interrupted with outputs fetched, spark-r2 never started."""
-    bench = Bench(**PLAN)
-    run = bench.create_run_directory()
-    mr1, mr2, spark1, _ = bench.instances
+    plan = Bench.planned(**PLAN).plan
+    run = create_run_directory(plan)
+    mr1, mr2, spark1, _ = plan.instances
     add_record(run, mr1, "ok", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "ok"), ("end", "ok")])
     add_record(run, mr2, "invalid", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "failed"),
                                      ("end", "ok")])
@@ -78,13 +80,14 @@ def interrupted(results):
 
 
 def test_resume_runs_the_unfinished_workload_runs_with_the_ids_and_parameters_of_the_plan(interrupted):
-    fresh = Bench(**PLAN)
+    fresh = Bench.planned(**PLAN).plan
     bench = Bench.resume(interrupted.manifest["run_id"])
-    assert [i.id for i in bench.instances] == [i.id for i in fresh.instances] == interrupted.manifest["plan"]
-    assert [i.params for i in bench.instances] == [i.params for i in fresh.instances]
+    assert [i.id for i in bench.plan.instances] == [i.id for i in fresh.instances] == interrupted.manifest["plan"]
+    assert [i.params for i in bench.plan.instances] == [i.params for i in fresh.instances]
     # ok and invalid ended with their validation: kept; interrupted and never started: run from their beginning
     assert [i.id for i in bench.resumed.to_run] == ["terasort-spark-r1", "terasort-spark-r2"]
-    assert (bench.scale, bench.repeat, bench.warmup, bench.placements) == ("tiny", 2, False, fresh.placements)
+    assert (bench.plan.scale, bench.plan.repeat, bench.plan.warmup, bench.plan.placements) == (
+        "tiny", 2, False, fresh.placements)
     # one provisioning, two runs of begin + prepare/run/validate + end, the report
     assert bench.total_steps == 2 + 2 * 5 + 1
 
@@ -200,20 +203,22 @@ def test_on_the_hosts_the_attempt_moves_under_a_dot_folder_that_the_fetch_leaves
 
 def test_reopening_marks_the_run_resumed_and_an_interrupted_run_gets_its_attempts(interrupted, tmp_path, capsys):
     bench = Bench.resume(interrupted.manifest["run_id"])
-    bench.inventory.variables["spillway_root"] = str(tmp_path / "host")  # the (local) host's runs/ folder
+    bench.plan.inventory.variables["spillway_root"] = str(tmp_path / "host")  # the (local) host's runs/ folder
     host_runs = tmp_path / "host" / "runs" / interrupted.manifest["run_id"]
     write(host_runs / "iostat" / "terasort-spark-r1" / "iostat.json")
-    to_run = bench._reopen()
+    to_run = bench.resumed.reopen(bench.plan)
     manifest = json.loads((interrupted.path / "manifest.json").read_text())
     assert manifest["status"] == "running" and manifest["ended_at"] is None
     assert [(r["from_status"], r["workload_runs"]) for r in manifest["resumed"]] == [
         ("interrupted", [i.id for i in to_run])]
     assert "2 of 4 workload run(s) to run" in capsys.readouterr().out
-    attempts, position = bench._set_earlier_attempt_aside("terasort-spark-r1")
+    # the host is this machine: its outputs are moved here, no playbook runs
+    earlier = EarlierAttempts(bench.resumed.run, bench.plan.inventory, play=None)
+    attempts, position = earlier.set_aside("terasort-spark-r1")
     assert position == 2 and [a["status"] for a in attempts] == ["interrupted"]
     assert (host_runs / ".attempts" / "terasort-spark-r1.attempt-1" / "iostat" / "terasort-spark-r1").is_dir()
     assert not (host_runs / "iostat" / "terasort-spark-r1").exists()
-    assert bench._set_earlier_attempt_aside("terasort-spark-r2") == ([], None)  # never started: nothing to move
+    assert earlier.set_aside("terasort-spark-r2") == ([], None)  # never started: nothing to move
 
 
 def test_make_checks_the_run_before_anything_is_installed(interrupted, capsys):
@@ -242,17 +247,17 @@ def test_runs_recorded_before_warmups_and_placements_existed_are_planned_as_they
         del manifest["parameters"][option]
     interrupted.save()
     bench = Bench.resume(manifest["run_id"])
-    assert (bench.warmup, bench.drop_caches, bench.cores) == (False, False, [None])
-    assert bench.placements == [manifest["storage"]["placement"]]
+    assert (bench.plan.warmup, bench.plan.drop_caches, bench.plan.cores) == (False, False, [None])
+    assert bench.plan.placements == [manifest["storage"]["placement"]]
 
 
 def test_a_default_bench_resumes_with_its_storage_probe(results):
-    bench = Bench(**{**PLAN, "repeat": 1, "storage_probe": True})
-    run = bench.create_run_directory()
-    first, *_ = bench.instances
+    plan = Bench.planned(**{**PLAN, "repeat": 1, "storage_probe": True}).plan
+    run = create_run_directory(plan)
+    first, *_ = plan.instances
     add_record(run, first, "interrupted", [("begin", "ok"), ("prepare", "ok"), ("run", "interrupted"), ("end", "ok")])
     run.finish("interrupted")
     resumed = Bench.resume(run.manifest["run_id"])
-    assert resumed.storage_probe is True
+    assert resumed.plan.storage_probe is True
     assert [i.id for i in resumed.resumed.to_run] == run.manifest["plan"] == [
         "terasort-mapreduce", "terasort-spark", "terasort-spark-hdfs_ssd-local_hdd", "terasort-spark-r2"]

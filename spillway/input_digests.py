@@ -1,5 +1,5 @@
 """Digests of what a playbook run is made from: a bench skips a setup (spillway/setuprecord.py) or a provisioning
-(spillway/provisioning.py) whose inputs have not changed since it last ended well."""
+(spillway/bench/provisioning.py) whose inputs have not changed since it last ended well."""
 import hashlib
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""spillway.host_preflight for real: the preflight playbook on this host with throwaway inventories, the table and
+"""spillway.host_checks for real: the preflight playbook on this host with throwaway inventories, the table and
 preflight.json. The inventories come from the playbook's tests (same folder layout, state under tmp_path)."""
 import importlib.util
 import json
@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from spillway import REPO
-from spillway.host_preflight import check_hosts, summary_table
+from spillway.host_checks import check_hosts, summary_table
 
 _spec = importlib.util.spec_from_file_location(
     "preflight_inventories", REPO / "tests" / "playbooks" / "test_preflight_playbook.py")

@@ -230,7 +230,7 @@ def check_ports(cluster, state_parent=DEFAULT_STATE_PARENT):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="spillway.preflight")
+    parser = argparse.ArgumentParser(prog="spillway.cluster_check")
     parser.add_argument("--cluster", required=True)
     parser.add_argument("--workloads", default="")
     parser.add_argument("--scale")

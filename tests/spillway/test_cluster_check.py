@@ -11,7 +11,7 @@ import time
 import pytest
 import yaml
 
-from spillway import INVENTORIES, PLAYBOOKS, REPO, preflight
+from spillway import INVENTORIES, PLAYBOOKS, REPO, cluster_check
 
 
 def test_unknown_cluster_exits_nonzero_quickly_listing_clusters():
@@ -23,14 +23,14 @@ def test_unknown_cluster_exits_nonzero_quickly_listing_clusters():
 
 
 def test_unknown_workload_and_scale_are_named():
-    problems = preflight.check("local", "terasort,nope", "big")
+    problems = cluster_check.check("local", "terasort,nope", "big")
     assert any("unknown workload 'nope'" in p and "fio-sweep" in p for p in problems)
     assert any("unknown scale 'big'" in p for p in problems)
 
 
 def test_emulated_storage_without_root_says_so():
     proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                           sys.executable, "-m", "spillway.preflight", "--cluster", "local"],
+                           sys.executable, "-m", "spillway.cluster_check", "--cluster", "local"],
                           cwd=REPO, capture_output=True, text=True)
     assert proc.returncode == 2
     assert "needs root" in proc.stderr
@@ -50,16 +50,16 @@ def cluster_with_busy_port(tmp_path, monkeypatch):
     (inventory / "group_vars" / "all.yml").write_text(
         group_vars.replace("spillway_cluster: local", "spillway_cluster: busy")
         + f"spillway_monitoring:\n  prometheus_port: {port}  # held\n")
-    monkeypatch.setattr(preflight, "INVENTORIES", inventory.parent)
+    monkeypatch.setattr(cluster_check, "INVENTORIES", inventory.parent)
     yield port
     listener.close()
 
 
 def test_port_held_by_another_program_names_pid_and_setting(cluster_with_busy_port, tmp_path):
     port = cluster_with_busy_port
-    problems = preflight.check_ports("busy", state_parent=tmp_path / "state")
+    problems = cluster_check.check_ports("busy", state_parent=tmp_path / "state")
     # (Other lines name the running local cluster's daemons: this state_parent does not list them.)
-    assert [p for p in problems if f"port {port} " in p] == [f"port {port} is in use by pid {os.getpid()} ({preflight.process_name(os.getpid())}): "
+    assert [p for p in problems if f"port {port} " in p] == [f"port {port} is in use by pid {os.getpid()} ({cluster_check.process_name(os.getpid())}): "
                         "set spillway_monitoring.prometheus_port in inventories/busy/group_vars/all.yml, "
                         "or stop that process."]
 
@@ -68,22 +68,22 @@ def test_port_held_by_a_spillway_daemon_is_no_problem(cluster_with_busy_port, tm
     run_dir = tmp_path / "state" / "other-cluster" / "run"
     run_dir.mkdir(parents=True)
     (run_dir / "prometheus.pid").write_text(f"{os.getpid()}\n--storage.tsdb.path=x\n")
-    problems = preflight.check_ports("busy", state_parent=tmp_path / "state")
+    problems = cluster_check.check_ports("busy", state_parent=tmp_path / "state")
     assert not [p for p in problems if f"port {cluster_with_busy_port} " in p]
 
 
 def test_ports_are_checked_only_when_asked(cluster_with_busy_port, capsys):
-    assert preflight.main(["--cluster", "busy"]) == 0  # setup, teardown: nothing binds
-    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny"]) == 0
-    assert preflight.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny", "--ports"]) == 2
+    assert cluster_check.main(["--cluster", "busy"]) == 0  # setup, teardown: nothing binds
+    assert cluster_check.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny"]) == 0
+    assert cluster_check.main(["--cluster", "busy", "--workloads", "", "--scale", "tiny", "--ports"]) == 2
     assert f"error: port {cluster_with_busy_port} is in use" in capsys.readouterr().err
 
 
 def test_make_bench_checks_the_ports():
-    """What make would run for a bench (make -n): the preflight before anything else, with the port check."""
+    """What make would run for a bench (make -n): the cluster check before anything else, with the port check."""
     planned = subprocess.run(["make", "-n", "--no-print-directory", "bench"], cwd=REPO, capture_output=True,
                              text=True, timeout=120).stdout.splitlines()
-    assert "spillway.preflight" in planned[0] and planned[0].endswith(" --ports"), planned
+    assert "spillway.cluster_check" in planned[0] and planned[0].endswith(" --ports"), planned
 
 
 def test_grafana_port_held_by_grafana_is_no_problem(tmp_path, monkeypatch):
@@ -98,11 +98,11 @@ def test_grafana_port_held_by_grafana_is_no_problem(tmp_path, monkeypatch):
         (inventory / "group_vars").mkdir(parents=True)
         shutil.copy(INVENTORIES / "local" / "hosts.yml", inventory / "hosts.yml")
         group_vars = (INVENTORIES / "local" / "group_vars" / "all.yml").read_text()
-        monkeypatch.setattr(preflight, "INVENTORIES", inventory.parent)
+        monkeypatch.setattr(cluster_check, "INVENTORIES", inventory.parent)
         for setting, conflict in ((f"grafana: {{enabled: true, port: {port}}}", False),
                                   (f"prometheus_port: {port}", True)):
             (inventory / "group_vars" / "all.yml").write_text(group_vars + f"spillway_monitoring:\n  {setting}\n")
-            problems = [p for p in preflight.check_ports("graf", state_parent=tmp_path / "state")
+            problems = [p for p in cluster_check.check_ports("graf", state_parent=tmp_path / "state")
                         if f"port {port} " in p]
             assert problems == ([f"port {port} is in use by pid {holder.pid} (grafana): set "
                                  "spillway_monitoring.prometheus_port in inventories/graf/group_vars/all.yml, "
@@ -113,17 +113,17 @@ def test_grafana_port_held_by_grafana_is_no_problem(tmp_path, monkeypatch):
 
 
 def test_monitoring_off_needs_none_of_its_ports(cluster_with_busy_port):
-    group_vars = preflight.INVENTORIES / "busy" / "group_vars" / "all.yml"
+    group_vars = cluster_check.INVENTORIES / "busy" / "group_vars" / "all.yml"
     group_vars.write_text(group_vars.read_text() + "  enabled: false\n")
-    assert cluster_with_busy_port not in preflight.cluster_ports("busy")
-    assert 9404 not in preflight.cluster_ports("busy") and 8020 in preflight.cluster_ports("busy")
+    assert cluster_with_busy_port not in cluster_check.cluster_ports("busy")
+    assert 9404 not in cluster_check.cluster_ports("busy") and 8020 in cluster_check.cluster_ports("busy")
 
 
 @pytest.mark.parametrize("path", sorted(str(p.relative_to(REPO)) for p in INVENTORIES.glob("*/group_vars/all.yml")))
 def test_stdlib_yaml_subset_reads_the_ports_and_switches_as_pyyaml_does(path):
-    """Without PyYAML (a bare system python3) the preflight reads the same inventory settings."""
+    """Without PyYAML (a bare system python3) the cluster check reads the same inventory settings."""
     text = (REPO / path).read_text()
-    simple, full = preflight.parse_simple_yaml(text), yaml.safe_load(text)
+    simple, full = cluster_check.parse_simple_yaml(text), yaml.safe_load(text)
     for key in ("spillway_cluster", "spillway_placement", "spillway_monitoring", "hadoop_ports", "spillway_backends"):
         if key in full and not str(full[key]).startswith("{{"):
             assert simple[key] == full[key], key
@@ -137,18 +137,18 @@ def load_filter(path):
 
 
 def test_one_port_map_for_the_harness_and_the_host_preflight(cluster_with_busy_port):
-    """spillway.preflight and role preflight's filter read the same map (role common's ports.json): on a host that
+    """spillway.cluster_check and role preflight's filter read the same map (role common's ports.json): on a host that
     plays every role, the filter names exactly the ports and settings the harness checks, overrides included."""
-    assert preflight.PORT_MAP == PLAYBOOKS / "roles/common/defaults/main/ports.json"
-    port_map = json.loads(preflight.PORT_MAP.read_text())
+    assert cluster_check.PORT_MAP == PLAYBOOKS / "roles/common/defaults/main/ports.json"
+    port_map = json.loads(cluster_check.PORT_MAP.read_text())
     common = yaml.safe_load((PLAYBOOKS / "roles/common/defaults/main/main.yml").read_text())
     filters = load_filter(PLAYBOOKS / "roles/preflight/filter_plugins/preflight_ports.py")
-    group_vars = yaml.safe_load((preflight.INVENTORIES / "busy/group_vars/all.yml").read_text())
-    monitoring = preflight.merge(port_map["monitoring_defaults"], group_vars["spillway_monitoring"])
+    group_vars = yaml.safe_load((cluster_check.INVENTORIES / "busy/group_vars/all.yml").read_text())
+    monitoring = cluster_check.merge(port_map["monitoring_defaults"], group_vars["spillway_monitoring"])
     host_ports = filters.spillway_host_ports(port_map["hadoop_ports"], port_map["hadoop_port_daemons"],
                                              common["hadoop_daemons"], monitoring,
                                              ["namenode", "resourcemanager", "controller", "workers"], True)
-    assert host_ports == preflight.cluster_ports("busy")
+    assert host_ports == cluster_check.cluster_ports("busy")
     assert host_ports[cluster_with_busy_port] == "spillway_monitoring.prometheus_port"
     assert {name.split("_")[0] for name in port_map["hadoop_ports"]} == set(port_map["hadoop_port_daemons"])
     assert not list(PLAYBOOKS.glob("roles/*/tasks/settings.yml")), "shared values live in role common's defaults"

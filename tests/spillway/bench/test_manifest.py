@@ -1,0 +1,68 @@
+"""What a run's manifest records of its emulation (spillway/bench/manifest.py): the disk profiles used, the node
+budgets, the settings that change what a run measures, and what emulated hosts share, each with its limitation."""
+import dataclasses
+
+from spillway import inventory
+from spillway.bench.manifest import emulation_record
+
+
+def test_a_run_on_emulated_hosts_records_what_they_share_and_their_niceness():
+    emu = inventory.load("emu")
+    record = emulation_record(emu, inventory.storage_profiles(), emu.emulated_profiles())
+    assert sorted(record["profiles"]) == ["hdd", "ssd"]
+    assert record["nodes"]["hosts"] == ["master", "worker1", "worker2", "worker3"] and record["nodes"]["nice"] == 10
+    assert any("network namespaces on one machine" in text for text in record["limitations"])
+    local = inventory.load("local")
+    assert "nodes" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+
+
+def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
+    local = inventory.load("local")
+    unbudgeted = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_node"})
+    assert "node_budget" not in emulation_record(unbudgeted, inventory.storage_profiles(), local.emulated_profiles())
+    assert emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())["node_budget"] == {"memory_gib": 5}
+    budgeted = dataclasses.replace(local, variables={**local.variables, "spillway_node": {"memory_gib": 2.5, "cores": 1}})
+    record = emulation_record(budgeted, inventory.storage_profiles(), budgeted.emulated_profiles())
+    assert record["node_budget"] == {"memory_gib": 2.5, "cores": 1}
+    (notice,) = [text for text in record["limitations"] if "spillway_node" in text]
+    assert "within 2.5 GiB of memory, page cache included and 1 cores of CPU time" in notice
+    assert "not that node's memory bandwidth" in notice and "page cache emptied" in notice
+
+
+def test_the_client_compiler_for_the_workloads_jvms_is_recorded_and_said():
+    local = inventory.load("local")
+    assert local.jvm_jit == "c1"
+    record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    assert record["jvm_jit"] == "c1"
+    (notice,) = [text for text in record["limitations"] if "spillway_jvm" in text]
+    assert "client compiler alone" in notice and "long run's CPU-bound phases" in notice
+    tiered = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_jvm"})
+    assert tiered.jvm_jit == "tiered"
+    record = emulation_record(tiered, inventory.storage_profiles(), local.emulated_profiles())
+    assert "jvm_jit" not in record and not any("spillway_jvm" in text for text in record["limitations"])
+    assert inventory.load("hdd").jvm_jit == "tiered"
+
+
+def test_hdfs_blocks_dropped_from_the_page_cache_are_recorded_and_said():
+    local = inventory.load("local")
+    assert local.hdfs_page_cache == "dropped"
+    record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+    assert record["hdfs_page_cache"] == "dropped"
+    (notice,) = [text for text in record["limitations"] if "spillway_hdfs_page_cache" in text]
+    assert "one to two seconds after it was cached" in notice and "held the block open" in notice
+    assert "read-ahead" in notice
+    kept = dataclasses.replace(local, variables={k: v for k, v in local.variables.items()
+                                                 if k != "spillway_hdfs_page_cache"})
+    assert kept.hdfs_page_cache == "kept"
+    record = emulation_record(kept, inventory.storage_profiles(), local.emulated_profiles())
+    assert "hdfs_page_cache" not in record
+    assert not any("spillway_hdfs_page_cache" in text for text in record["limitations"])
+
+
+def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
+    pfs = inventory.load("pfs")
+    record = emulation_record(pfs, inventory.storage_profiles(), pfs.emulated_profiles())
+    # the bricks are emulated disks (glusterfs.brick, the storage role's default profile ssd): their throttle is listed
+    assert list(record["profiles"]) == ["ssd"] and record["profiles"]["ssd"]["read_bps"] > 0
+    (gluster,) = [text for text in record["limitations"] if "GlusterFS" in text]
+    assert "st1, st2" in gluster and "bricks are emulated disks" in gluster and "iostat" in gluster
