@@ -77,8 +77,23 @@ class SampleReader:
     def __init__(self, chunks: Iterator[str]):
         self._chunks = chunks
         self._text, self._pos, self._eof = "", 0, False
-        self.truncated = True
-        self.nodename = self._read_header()
+        self.truncated, self._whole = True, None
+        while len(self._text) <= CHUNK_CHARS and self._more():
+            pass
+        # A report that fits in the first chunk is decoded whole, as sysstat wrote it (a complete one is checked for
+        # sysstat's shape and depth as a document); a longer one, or a cut one, sample by sample.
+        document = self._whole_document() if self._eof else None
+        if document is not None:
+            host = _sysstat_host(document)
+            self.nodename, self._whole, self.truncated = host.get("nodename"), host["statistics"], False
+        else:
+            self.nodename = self._read_header()
+
+    def _whole_document(self):
+        try:
+            return safeio.load_json(self._text, "iostat JSON")
+        except ValueError:
+            return None
 
     def _more(self) -> bool:
         """Append the next chunk, dropping what was decoded already; False at the end of the file."""
@@ -92,8 +107,6 @@ class SampleReader:
         return True
 
     def _read_header(self) -> str | None:
-        while len(self._text) < 64 and self._more():
-            pass
         # A cut report still starts as sysstat writes it; anything else is not one, however it ends.
         if not _SYSSTAT_OPEN.match(self._text):
             raise ValueError("not an iostat JSON report (it does not start as sysstat's document does)")
@@ -118,6 +131,9 @@ class SampleReader:
                 return self._pos < len(self._text)
 
     def samples(self) -> Iterator[dict]:
+        if self._whole is not None:
+            yield from self._whole
+            return
         if not self._statistics:
             return
         decoder = json.JSONDecoder()
