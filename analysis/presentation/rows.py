@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import access_patterns, metrics, statistics
-from ..comparison import IO_PATTERN_KEYS
+from ..across_runs.io_patterns import IO_PATTERN_KEYS
 from ..formatting import MISSING, count, exact_size, format_bytes, number, rate, size_label, spread
 from ..models.sensitivity import MODEL_NAMES
 

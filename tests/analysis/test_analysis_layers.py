@@ -12,11 +12,11 @@ LAYERS = [
     ("base", ["safeio", "formatting"]),
     ("parsers", ["parsers.*"]),
     ("tables", ["tables"]),
-    ("metrics", ["metrics", "access_patterns", "stages", "devices", "comparison", "statistics", "gate"]),
+    ("metrics", ["metrics", "access_patterns", "stages", "devices", "across_runs.*", "statistics", "gate"]),
     ("models", ["models", "models.iomodel", "models.bottleneck", "models.cost", "models.sensitivity"]),
     ("findings", ["findings"]),
     ("presentation", ["presentation.*"]),
-    ("pages", ["report", "compare", "hibench", "notebooks", "predict", "__main__", "benchmarks.*"]),
+    ("pages", ["report_page", "compare_page", "hibench", "notebooks", "predict", "__main__", "benchmarks.*"]),
 ]
 # Where raw/ is named: the parsers, which alone open its files; the parse driver (tables), which walks it and hands
 # each file to a parser; the run-directory layout (rundir), which lists its folders.

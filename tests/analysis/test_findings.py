@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from analysis import findings, statistics
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
@@ -194,7 +194,7 @@ def test_comparison_opens_with_the_findings_of_each_run_and_its_own_verdicts(tmp
         manifest = json.loads((run / "manifest.json").read_text())
         (run / "manifest.json").write_text(json.dumps({**manifest, "run_id": name}))
         runs.append(run)
-    from analysis.compare import write_comparison
+    from analysis.compare_page import write_comparison
     html = write_comparison([str(r) for r in runs], tmp_path / "cmp").read_text()
     assert html.index('id="findings"') < html.index('id="differences"') < html.index('id="workloads"')
     found = pd.read_parquet(tmp_path / "cmp" / "tables" / "compare_findings.parquet")

@@ -16,8 +16,8 @@ import pandas as pd
 import pytest
 
 from analysis import findings, metrics
-from analysis.compare import write_comparison
-from analysis.report import write_report
+from analysis.compare_page import write_comparison
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 from conftest import copy_recorded_run
 

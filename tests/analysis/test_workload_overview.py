@@ -14,7 +14,7 @@ import pytest
 from analysis import devices, metrics
 from analysis.models import bottleneck, iomodel
 from analysis.presentation.rows import overview_rows
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 
 MATRIX = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "terasort-matrix"

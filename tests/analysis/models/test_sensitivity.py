@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare import write_comparison
+from analysis.compare_page import write_comparison
 from analysis.models import bottleneck, iomodel, sensitivity
-from analysis.report import write_report
+from analysis.report_page import write_report
 from conftest import copy_recorded_run
 
 PROFILES = ["hdd", "ssd"]

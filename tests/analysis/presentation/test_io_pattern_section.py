@@ -16,11 +16,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import access_patterns, comparison, devices, metrics
-from analysis.compare import load_runs, write_comparison
+from analysis import access_patterns, devices, metrics
+from analysis.across_runs.io_patterns import io_heatmap
+from analysis.across_runs.times import workload_times
+from analysis.compare_page import load_runs, write_comparison
 from analysis.formatting import exact_size
 from analysis.presentation import figures, rows
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import read_table, read_tables
 from conftest import TOOLS, block_counts_by_hand, copy_recorded_run, heatmap_bins_by_hand
 
@@ -185,8 +187,8 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
 
 def test_the_comparisons_heat_maps_draw_each_configurations_bins_as_counted_by_hand(tmp_path, drawn):
     runs = load_runs([str(copy_recorded_run(name, tmp_path)) for name in ("terasort-hdd", "terasort-nvme")])
-    _, order = comparison.workload_times(runs)
-    table = comparison.io_heatmap(runs, order)
+    _, order = workload_times(runs)
+    table = io_heatmap(runs, order)
     by_hand = {"hdd": heatmap_bins_by_hand("terasort-hdd")["terasort"],
                "nvme": heatmap_bins_by_hand("terasort-nvme")["terasort"]}
     views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]

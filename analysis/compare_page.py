@@ -1,6 +1,6 @@
 """One HTML page comparing several run directories (typically the same workloads on other backends or
 placements): side-by-side figures, speedup tables against a baseline, and what differed between the runs. The
-runs' tables are loaded here; what is computed across them is analysis.comparison, what is drawn
+runs' tables are loaded here; what is computed across them is analysis.across_runs, what is drawn
 analysis.presentation."""
 from __future__ import annotations
 
@@ -11,14 +11,17 @@ from pathlib import Path
 import pandas as pd
 
 from . import access_patterns, devices, findings, gate, safeio, statistics
-from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_heatmap, io_patterns,
-                         key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
-                         throughput_table, workload_times)
+from .across_runs.differences import apples_and_oranges, differences
+from .across_runs.fio import fio_ratios, fio_series
+from .across_runs.io_patterns import io_heatmap, io_patterns
+from .across_runs.runs import Run, key_by_effective_parameters, label_runs, placement_text
+from .across_runs.times import stage_times, workload_times
+from .across_runs.volumes import shuffle_per_application, throughput_table
 from .formatting import number, now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
 from .presentation import figures, render_page, rows
-from .report import ReportSectionFailed
+from .report_page import ReportSectionFailed
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
@@ -90,7 +93,7 @@ def sensitivity_section(runs: list[Run]) -> dict:
     """Each workload's run step on every placement of the compared runs' backends, measured in any of them or
     predicted by the model fitted on all of them, with its error on these runs (models.sensitivity), as the page's
     rows and as findings.json's objects. Workload runs are matched as the rest of the page matches them
-    (comparison.key_by_effective_parameters); a failure is shown."""
+    (across_runs.runs.key_by_effective_parameters); a failure is shown."""
     try:
         configs = [c for r in runs for c in iomodel.configurations_of(r.run_id, r.manifest, r.tables)]
         keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
@@ -107,7 +110,7 @@ def sensitivity_section(runs: list[Run]) -> dict:
 
 
 def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """The report's I/O pattern views side by side (comparison.io_patterns): each workload's common access sizes
+    """The report's I/O pattern views side by side (across_runs.io_patterns): each workload's common access sizes
     and sequential shares per configuration and device, as the page's rows and as the tables written next to it;
     a failure is shown."""
     try:
@@ -123,7 +126,7 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
 
 
 def heatmap_section(runs: list[Run], order: list[str], views: list[figures.RunView]) -> tuple[dict, pd.DataFrame]:
-    """The report's heat map of bytes over time side by side (comparison.io_heatmap): per workload one heat map per
+    """The report's heat map of bytes over time side by side (across_runs.io_patterns.io_heatmap): per workload one heat map per
     configuration (figures.heatmap_figures_across), and the table written next to the page; a failure is shown."""
     try:
         table = io_heatmap(runs, order)
