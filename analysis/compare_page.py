@@ -20,7 +20,13 @@ from .across_runs.volumes import shuffle_per_application, throughput_table
 from .formatting import number, now_utc
 from .models import iomodel, sensitivity
 from .parsers.manifest import load_manifest, workloads_table
-from .presentation import figures, render_page, rows
+from .presentation.figures.block_requests import offset_figures_across, request_size_figures_across
+from .presentation.figures.configurations import configuration_bars
+from .presentation.figures.fio import fio_curves_figure
+from .presentation.figures.heatmaps import heatmap_figures_across
+from .presentation.figures.layout import RunView
+from .presentation.figures.throughput import throughput_figures_across
+from .presentation import render_page, rows
 from .report_page import ReportSectionFailed
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
@@ -125,12 +131,12 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
         return section, pd.DataFrame(), pd.DataFrame()
 
 
-def heatmap_section(runs: list[Run], order: list[str], views: list[figures.RunView]) -> tuple[dict, pd.DataFrame]:
+def heatmap_section(runs: list[Run], order: list[str], views: list[RunView]) -> tuple[dict, pd.DataFrame]:
     """The report's heat map of bytes over time side by side (across_runs.io_patterns.io_heatmap): per workload one heat map per
-    configuration (figures.heatmap_figures_across), and the table written next to the page; a failure is shown."""
+    configuration (heatmap_figures_across), and the table written next to the page; a failure is shown."""
     try:
         table = io_heatmap(runs, order)
-        return {"workloads": figures.heatmap_figures_across(table, views), "error": ""}, table
+        return {"workloads": heatmap_figures_across(table, views), "error": ""}, table
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         return {"workloads": [], "error": _failed(runs, "the I/O heat maps", error)}, pd.DataFrame()
 
@@ -163,7 +169,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
     patterns, sizes, shares = io_pattern_section(runs, order)
-    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
+    views = [RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
     heatmaps, heatmap = heatmap_section(runs, order, views)
     stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
     stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
@@ -200,20 +206,20 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "stages_alone": len(stages.drop_duplicates(stage_keys)) - len(shared_stages.drop_duplicates(stage_keys))
         if not stages.empty else 0,
         "differences": differed.to_dict("records"), "agreed": agreed,
-        "fio_png": figures.fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
+        "fio_png": fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
                                              "per backend", run_ids, ratios, fio_baseline),
         "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
         "io_patterns": patterns,
         "heatmaps": heatmaps,
-        "size_figures": figures.request_size_figures_across(views),
-        "offset_figures": figures.offset_figures_across(views),
-        "throughput_figures": figures.throughput_figures_across(views),
+        "size_figures": request_size_figures_across(views),
+        "offset_figures": offset_figures_across(views),
+        "throughput_figures": throughput_figures_across(views),
         "io_rows": rows.io_rows(throughput) if not throughput.empty else [],
-        "throughput_png": figures.configuration_bars(
+        "throughput_png": configuration_bars(
             throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
             "cluster throughput = result size / run-step time, median", run_ids) if not throughput.empty else None,
         "shuffle_rows": rows.shuffle_rows(shuffle) if not shuffle.empty else [],
-        "shuffle_png": figures.configuration_bars(
+        "shuffle_png": configuration_bars(
             shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]), "shuffle_write_bytes",
             "shuffle written (MB)", "shuffle volume per application, median", run_ids) if not shuffle.empty else None,
     }

@@ -12,7 +12,12 @@ from . import access_patterns, devices, findings, metrics, safeio, statistics
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .hibench import hibench_report
 from .parsers.manifest import load_manifest, missing_keys
-from .presentation import figures, render_page, rows
+from .presentation.figures.block_requests import offset_figures, request_size_figures
+from .presentation.figures.configurations import cores_figures
+from .presentation.figures.fio import fio_figure
+from .presentation.figures.heatmaps import heatmap_figures
+from .presentation.figures.throughput import backend_throughput_figure, throughput_figures
+from .presentation import render_page, rows
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
@@ -161,7 +166,7 @@ def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataF
         requests = tables["block_requests"]
         traced = requests["workload_id"].tolist() if "workload_id" in requests else []
         workload_ids = list(dict.fromkeys([*tables["workloads"]["workload_id"].tolist(), *traced]))
-        sections = rows.io_pattern_sections(workload_ids, figures.heatmap_figures(requests, spans, backends, run_id),
+        sections = rows.io_pattern_sections(workload_ids, heatmap_figures(requests, spans, backends, run_id),
                                             access_patterns.common_access_sizes(requests),
                                             access_patterns.sequential_share(requests), backends, tables["sources"])
         return {"sections": sections, "error": ""}
@@ -236,17 +241,17 @@ def build_context(run_dir: Path) -> dict:
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
         "workload_io_rows": rows.workload_io_rows(tables),
         "placement_rows": rows.placement_rows(by_placement, noise),
-        "cores": cores, "cores_rows": cores_rows, "cores_figures": figures.cores_figures(by_cores, run_id),
+        "cores": cores, "cores_rows": cores_rows, "cores_figures": cores_figures(by_cores, run_id),
         "stage_rows": rows.stage_rows(tables["stages"]), "mr_rows": rows.mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "gluster_rows": rows.gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
         "pfs_client_rows": rows.pfs_client_rows(tables["pfs_client"]),
-        "fio_rows": rows.fio_rows(tables["fio"]), "fio_png": figures.fio_figure(tables["fio"], run_id),
-        "size_figures": figures.request_size_figures(tables["block_requests"], run_id),
-        "throughput_figures": figures.throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
+        "fio_rows": rows.fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
+        "size_figures": request_size_figures(tables["block_requests"], run_id),
+        "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
         "stage_request_tables": rows.stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
         "shuffle_model_rows": rows.shuffle_model_rows(model, backends),
-        "offset_figures": figures.offset_figures(requests, backends, run_id),
-        "monitoring_png": figures.backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
+        "offset_figures": offset_figures(requests, backends, run_id),
+        "monitoring_png": backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
                                                             tables["workloads"], run_id),
         "sources": tables["sources"].to_dict("records"),
         "model": _model_section(run_dir, configs, bandwidths, configs_failed),

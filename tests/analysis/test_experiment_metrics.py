@@ -3,7 +3,8 @@ import pandas as pd
 
 from analysis import metrics
 from analysis.parsers.manifest import workloads_table
-from analysis.presentation import figures, rows
+from analysis.presentation.figures.configurations import cores_figures
+from analysis.presentation import rows
 
 
 def run(wid, hdfs, local, cores, rep, run_s, status="ok", engine="spark"):
@@ -62,4 +63,4 @@ def test_stage_time_by_cores_matches_stages_across_runs_by_app_order_stage_id_an
     assert got == {(1, 1): 10.0, (2, 1): 5.0, (1, 2): 6.0, (2, 2): 3.0}  # retried attempt summed, invalid run left out
     cores, per_stage = rows.cores_rows(by_cores)
     assert cores == [1, 2] and per_stage[0]["times"] == ["10.0 s", "6.0 s"]
-    assert len(figures.cores_figures(by_cores, "run-x")) == 1
+    assert len(cores_figures(by_cores, "run-x")) == 1

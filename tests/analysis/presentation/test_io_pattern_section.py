@@ -6,6 +6,7 @@ terasort-nvme), heat maps of bytes over time among them, checked against counts 
 block traces."""
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 from html import unescape
@@ -21,7 +22,9 @@ from analysis.across_runs.io_patterns import io_heatmap
 from analysis.across_runs.times import workload_times
 from analysis.compare_page import load_runs, write_comparison
 from analysis.formatting import exact_size
-from analysis.presentation import figures, rows
+from analysis.presentation.figures.heatmaps import heatmap_figures, heatmap_figures_across
+from analysis.presentation.figures.layout import RunView
+from analysis.presentation import rows
 from analysis.report_page import write_report
 from analysis.tables import read_table, read_tables
 from conftest import TOOLS, block_counts_by_hand, copy_recorded_run, heatmap_bins_by_hand
@@ -38,9 +41,15 @@ def matrix(name: str):
     return read_table(path)
 
 
+# every module that encodes a figure (layout.png, imported by each family): patched to keep the figure
+FIGURE_MODULES = [importlib.import_module(f"analysis.presentation.figures.{family}")
+                  for family in ("block_requests", "configurations", "fio", "heatmaps", "layout", "throughput")]
+
+
 @pytest.fixture
 def drawn(monkeypatch):
-    monkeypatch.setattr(figures, "png", lambda fig: fig)
+    for family in FIGURE_MODULES:
+        monkeypatch.setattr(family, "png", lambda fig: fig)
     yield
     plt.close("all")
 
@@ -48,7 +57,7 @@ def drawn(monkeypatch):
 def test_the_heat_map_draws_every_byte_per_device_with_the_stage_spans(drawn):
     requests = matrix("block_requests")
     spans = metrics.phase_spans(matrix("stages"), matrix("mr_jobs"))
-    drawn_figures = {f["workload_id"]: f for f in figures.heatmap_figures(requests, spans, BACKENDS, "run-m")}
+    drawn_figures = {f["workload_id"]: f for f in heatmap_figures(requests, spans, BACKENDS, "run-m")}
     assert set(drawn_figures) == set(requests["workload_id"])
     fig = drawn_figures[WORKLOAD]["png"]
     read_ax, write_ax = fig.axes[:2]
@@ -191,8 +200,8 @@ def test_the_comparisons_heat_maps_draw_each_configurations_bins_as_counted_by_h
     table = io_heatmap(runs, order)
     by_hand = {"hdd": heatmap_bins_by_hand("terasort-hdd")["terasort"],
                "nvme": heatmap_bins_by_hand("terasort-nvme")["terasort"]}
-    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
-    (section,) = figures.heatmap_figures_across(table, views)
+    views = [RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
+    (section,) = heatmap_figures_across(table, views)
     assert (section["workload"], section["sweep"]) == ("terasort", "")
     assert [f["configuration"] for f in section["figures"]] == order == ["hdd", "nvme"]
     for run, drawn_figure in zip(runs, section["figures"]):
