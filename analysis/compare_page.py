@@ -26,7 +26,11 @@ from .presentation.figures.fio import fio_curves_figure
 from .presentation.figures.heatmaps import heatmap_figures_across
 from .presentation.figures.layout import RunView
 from .presentation.figures.throughput import throughput_figures_across
-from .presentation import render_page, rows
+from .presentation.rows.compare_tables import fio_ratio_rows, gate_rows, io_rows, pivot_rows, shuffle_rows
+from .presentation.rows.findings_section import findings_context
+from .presentation.rows.io_patterns import compare_access_size_rows, compare_sequential_rows
+from .presentation.rows.sensitivity import sensitivity_context
+from .presentation import render_page
 from .report_page import ReportSectionFailed
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
@@ -108,7 +112,7 @@ def sensitivity_section(runs: list[Run]) -> dict:
         profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
         table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
-        return {**rows.sensitivity_context(table), "error": "",
+        return {**sensitivity_context(table), "error": "",
                 "json": findings.section(findings.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _failed(runs, "the storage sensitivity", error)
@@ -121,8 +125,8 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
     a failure is shown."""
     try:
         sizes, shares = io_patterns(runs, order)
-        section = {"size_rows": rows.compare_access_size_rows(sizes),
-                   "sequential_rows": rows.compare_sequential_rows(shares),
+        section = {"size_rows": compare_access_size_rows(sizes),
+                   "sequential_rows": compare_sequential_rows(shares),
                    "ranks": list(range(1, access_patterns.COMMON_SIZES + 1)), "error": ""}
         return section, sizes, shares
     except Exception as error:  # noqa: BLE001 - shown in the section instead
@@ -188,7 +192,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
         "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
-        "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
+        "findings": findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
         "sensitivity": storage_sensitivity,
         "findings_json": findings.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
                                           overview_json(runs), storage_sensitivity["json"]),
@@ -200,25 +204,25 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "generated_at": now_utc(),
         "warnings": apples_and_oranges(runs), "excluded": excluded,
         "configurations": order, "baseline": order[0] if order else None,
-        "workload_rows": rows.pivot_rows(workloads, ["workload", "sweep"], order),
+        "workload_rows": pivot_rows(workloads, ["workload", "sweep"], order),
         "stage_order": stage_order,
-        "stage_rows": rows.pivot_rows(shared_stages, stage_keys, stage_order),
+        "stage_rows": pivot_rows(shared_stages, stage_keys, stage_order),
         "stages_alone": len(stages.drop_duplicates(stage_keys)) - len(shared_stages.drop_duplicates(stage_keys))
         if not stages.empty else 0,
         "differences": differed.to_dict("records"), "agreed": agreed,
         "fio_png": fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
                                              "per backend", run_ids, ratios, fio_baseline),
-        "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
+        "fio_baseline": fio_baseline, "fio_ratio_rows": fio_ratio_rows(ratios),
         "io_patterns": patterns,
         "heatmaps": heatmaps,
         "size_figures": request_size_figures_across(views),
         "offset_figures": offset_figures_across(views),
         "throughput_figures": throughput_figures_across(views),
-        "io_rows": rows.io_rows(throughput) if not throughput.empty else [],
+        "io_rows": io_rows(throughput) if not throughput.empty else [],
         "throughput_png": configuration_bars(
             throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
             "cluster throughput = result size / run-step time, median", run_ids) if not throughput.empty else None,
-        "shuffle_rows": rows.shuffle_rows(shuffle) if not shuffle.empty else [],
+        "shuffle_rows": shuffle_rows(shuffle) if not shuffle.empty else [],
         "shuffle_png": configuration_bars(
             shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]), "shuffle_write_bytes",
             "shuffle written (MB)", "shuffle volume per application, median", run_ids) if not shuffle.empty else None,
@@ -231,13 +235,13 @@ def gate_context(table: pd.DataFrame | None, max_slowdown_pct: float | None) -> 
     if table is None:
         return None
     return {"max_slowdown": number(max_slowdown_pct, "%", 1), "failed": len(gate.failed(table)),
-            "rows": rows.gate_rows(table)}
+            "rows": gate_rows(table)}
 
 
 def gate_lines(table: pd.DataFrame, baseline: str, max_slowdown_pct: float) -> list[str]:
     """What `make compare ... MAX_SLOWDOWN=` prints: a verdict per workload and stage, then the overall result."""
     lines = [f"regression gate: against the baseline {baseline}, MAX_SLOWDOWN {number(max_slowdown_pct, '%', 1)}"]
-    for row in rows.gate_rows(table):
+    for row in gate_rows(table):
         lines.append(f"  {row['gate']:<15} {row['workload']}{' ' + row['sweep'] if row['sweep'] else ''} | "
                      f"{row['stage']} | {row['configuration']}: {row['median']} vs {row['baseline_median']} "
                      f"({row['slowdown']}) - {row['reason']}")

@@ -17,7 +17,14 @@ from .presentation.figures.configurations import cores_figures
 from .presentation.figures.fio import fio_figure
 from .presentation.figures.heatmaps import heatmap_figures
 from .presentation.figures.throughput import backend_throughput_figure, throughput_figures
-from .presentation import render_page, rows
+from .presentation.rows.findings_section import findings_context
+from .presentation.rows.io_patterns import io_pattern_sections
+from .presentation.rows.overview import overview_rows
+from .presentation.rows.report_tables import (cores_rows, fio_rows, gluster_rows, mr_rows, pfs_client_rows,
+                                              placement_rows, shuffle_model_rows, stage_request_tables, stage_rows,
+                                              workload_io_rows)
+from .presentation.rows.sensitivity import sensitivity_context
+from .presentation import render_page
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
@@ -140,7 +147,7 @@ def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], confi
     the report."""
     try:
         frames = findings.overview_frames(tables, configs, bandwidths)
-        return {"rows": rows.overview_rows(*frames), "error": "",
+        return {"rows": overview_rows(*frames), "error": "",
                 "json": findings.section(findings.overview_records(run_id, *frames))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _section_failed(run_dir, "the overview", error)
@@ -166,7 +173,7 @@ def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataF
         requests = tables["block_requests"]
         traced = requests["workload_id"].tolist() if "workload_id" in requests else []
         workload_ids = list(dict.fromkeys([*tables["workloads"]["workload_id"].tolist(), *traced]))
-        sections = rows.io_pattern_sections(workload_ids, heatmap_figures(requests, spans, backends, run_id),
+        sections = io_pattern_sections(workload_ids, heatmap_figures(requests, spans, backends, run_id),
                                             access_patterns.common_access_sizes(requests),
                                             access_patterns.sequential_share(requests), backends, tables["sources"])
         return {"sections": sections, "error": ""}
@@ -181,7 +188,7 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[i
     try:
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
         table = sensitivity.storage_sensitivity(configs, profiles, bandwidths)
-        return {**rows.sensitivity_context(table), "error": "",
+        return {**sensitivity_context(table), "error": "",
                 "json": findings.section(findings.sensitivity_records(table))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _section_failed(run_dir, "the storage sensitivity", error)
@@ -196,8 +203,8 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict
         note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
         warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
         empty = pd.DataFrame(columns=findings.COLUMNS)
-        return {**rows.findings_context([], empty, noise), "error": note}, [], empty
-    return rows.findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
+        return {**findings_context([], empty, noise), "error": note}, [], empty
+    return findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
 
 def build_context(run_dir: Path) -> dict:
@@ -218,7 +225,7 @@ def build_context(run_dir: Path) -> dict:
     requests, stages = tables["block_requests"], tables["stages"]
     model = metrics.shuffle_request_size_model(requests, stages, devices.local_devices(tables["workloads"],
                                                                                       tables["devices"]))
-    cores, cores_rows = rows.cores_rows(by_cores)
+    cores, per_stage_and_cores = cores_rows(by_cores)
     by_placement = metrics.run_time_by_placement(tables["workloads"])
     noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
     section, statuses, found = _findings(run_id, tables, noise)
@@ -239,17 +246,17 @@ def build_context(run_dir: Path) -> dict:
         "problems": _problems(manifest, tables),
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
-        "workload_io_rows": rows.workload_io_rows(tables),
-        "placement_rows": rows.placement_rows(by_placement, noise),
-        "cores": cores, "cores_rows": cores_rows, "cores_figures": cores_figures(by_cores, run_id),
-        "stage_rows": rows.stage_rows(tables["stages"]), "mr_rows": rows.mr_rows(tables["mr_jobs"], tables["mr_counters"]),
-        "gluster_rows": rows.gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
-        "pfs_client_rows": rows.pfs_client_rows(tables["pfs_client"]),
-        "fio_rows": rows.fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
+        "workload_io_rows": workload_io_rows(tables),
+        "placement_rows": placement_rows(by_placement, noise),
+        "cores": cores, "cores_rows": per_stage_and_cores, "cores_figures": cores_figures(by_cores, run_id),
+        "stage_rows": stage_rows(tables["stages"]), "mr_rows": mr_rows(tables["mr_jobs"], tables["mr_counters"]),
+        "gluster_rows": gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
+        "pfs_client_rows": pfs_client_rows(tables["pfs_client"]),
+        "fio_rows": fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
         "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
-        "stage_request_tables": rows.stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
-        "shuffle_model_rows": rows.shuffle_model_rows(model, backends),
+        "stage_request_tables": stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
+        "shuffle_model_rows": shuffle_model_rows(model, backends),
         "offset_figures": offset_figures(requests, backends, run_id),
         "monitoring_png": backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
                                                             tables["workloads"], run_id),

@@ -10,7 +10,8 @@ import pytest
 from analysis import statistics
 from analysis.across_runs.runs import Run, label_runs
 from analysis.across_runs.times import workload_times
-from analysis.presentation.rows import pivot_rows, placement_rows
+from analysis.presentation.rows.compare_tables import pivot_rows
+from analysis.presentation.rows.report_tables import placement_rows
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
 

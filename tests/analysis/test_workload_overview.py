@@ -1,6 +1,7 @@
 """The report's overview, per measured workload run (metrics.workload_overview, models.bottleneck.time_shares,
-presentation.rows.overview_rows), on the recorded placement matrix (tests/fixtures/runs/terasort-matrix: TeraSort on
-Spark, HDFS and local dirs on hdd or ssd, one run each; its first two placements also ran TeraGen on MapReduce)."""
+presentation.rows.overview.overview_rows), on the recorded placement matrix (tests/fixtures/runs/terasort-matrix:
+TeraSort on Spark, HDFS and local dirs on hdd or ssd, one run each; its first two placements also ran TeraGen on
+MapReduce)."""
 from __future__ import annotations
 
 import re
@@ -13,7 +14,7 @@ import pytest
 
 from analysis import devices, metrics
 from analysis.models import bottleneck, iomodel
-from analysis.presentation.rows import overview_rows
+from analysis.presentation.rows.overview import overview_rows
 from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 

@@ -78,7 +78,7 @@ def heatmap_figures(requests: pd.DataFrame, spans: pd.DataFrame, device_backends
 
 
 def heatmap_figures_across(heatmap: pd.DataFrame, runs: list[RunView]) -> list[dict]:
-    """The comparison's heat maps (comparison.io_heatmap): per workload and sweep key, one heat map per
+    """The comparison's heat maps (across_runs.io_patterns.io_heatmap): per workload and sweep key, one heat map per
     configuration (heatmap_figure), of its first measured workload run, devices named with their storage profiles,
     that run's stages and phases marked. Returns per workload {workload, sweep, figures: [{configuration, run_id,
     workload_id, repetitions, png, bin, caption}]}, in the table's order."""

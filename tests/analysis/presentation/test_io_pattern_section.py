@@ -1,7 +1,7 @@
 """The report's "I/O pattern" section (Darshan-style views per workload run): the heat map of bytes over time with
-the stages (figures.heatmap_figures), the common access sizes and sequential shares as rows (rows.py), and the
-section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the assembled run of conftest:
-fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
+the stages (figures.heatmaps.heatmap_figures), the common access sizes and sequential shares as rows
+(rows.io_patterns), and the section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the
+assembled run of conftest: fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
 terasort-nvme), heat maps of bytes over time among them, checked against counts made here by hand from the recorded
 block traces."""
 from __future__ import annotations
@@ -24,7 +24,7 @@ from analysis.compare_page import load_runs, write_comparison
 from analysis.formatting import exact_size
 from analysis.presentation.figures.heatmaps import heatmap_figures, heatmap_figures_across
 from analysis.presentation.figures.layout import RunView
-from analysis.presentation import rows
+from analysis.presentation.rows.io_patterns import io_pattern_sections
 from analysis.report_page import write_report
 from analysis.tables import read_table, read_tables
 from conftest import TOOLS, block_counts_by_hand, copy_recorded_run, heatmap_bins_by_hand
@@ -77,7 +77,7 @@ def test_the_rows_carry_units_and_add_up_to_the_direction_totals():
     requests = matrix("block_requests")
     sizes = access_patterns.common_access_sizes(requests)
     shares = access_patterns.sequential_share(requests)
-    sections = rows.io_pattern_sections([WORKLOAD, "not-traced"], [{"workload_id": WORKLOAD, "png": ""}], sizes,
+    sections = io_pattern_sections([WORKLOAD, "not-traced"], [{"workload_id": WORKLOAD, "png": ""}], sizes,
                                         shares, BACKENDS, matrix("sources"))
     traced, missing = sections
     data = metrics.data_requests(requests)
