@@ -4,13 +4,13 @@ runs' tables are loaded here; what is computed across them is analysis.across_ru
 analysis.presentation."""
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import access_patterns, devices, findings, gate, safeio, statistics
+from . import access_patterns, devices, findings, gate, metrics, safeio, statistics
+from .across_runs.configurations import measured_configurations
 from .across_runs.differences import apples_and_oranges, differences
 from .across_runs.fio import fio_ratios, fio_series
 from .across_runs.io_patterns import io_heatmap, io_patterns
@@ -29,9 +29,8 @@ from .presentation.figures.throughput import throughput_figures_across
 from .presentation.rows.compare_tables import fio_ratio_rows, gate_rows, io_rows, pivot_rows, shuffle_rows
 from .presentation.rows.findings_section import findings_context
 from .presentation.rows.io_patterns import compare_access_size_rows, compare_sequential_rows
-from .presentation.rows.sensitivity import sensitivity_context
 from .presentation import render_page
-from .report_page import ReportSectionFailed
+from .presentation.page_sections import section_failed, sensitivity_section
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
@@ -93,10 +92,13 @@ def used_noise(table: pd.DataFrame) -> statistics.Noise | None:
     return statistics.Noise(float(table["noise_pct"].iloc[0]), str(table["noise_source"].iloc[0]))
 
 
+def _page(runs: list[Run]) -> str:
+    """How the warnings of a failed section name this page."""
+    return f"comparison of {', '.join(r.run_id for r in runs)}"
+
+
 def _failed(runs: list[Run], what: str, error: Exception) -> str:
-    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
-    warnings.warn(f"comparison of {', '.join(r.run_id for r in runs)}: {note}", ReportSectionFailed, stacklevel=3)
-    return note
+    return section_failed(_page(runs), what, error, stacklevel=4)
 
 
 def sensitivity_section(runs: list[Run]) -> dict:
@@ -104,27 +106,25 @@ def sensitivity_section(runs: list[Run]) -> dict:
     predicted by the model fitted on all of them, with its error on these runs (models.sensitivity), as the page's
     rows and as findings.json's objects. Workload runs are matched as the rest of the page matches them
     (across_runs.runs.key_by_effective_parameters); a failure is shown."""
-    try:
+    def storage_sensitivity() -> pd.DataFrame:
         configs = [c for r in runs for c in iomodel.configurations_of(r.run_id, r.manifest, r.tables)]
         keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
         for config in configs:
             config.sweep = keys.get((config.run_id, config.workload_id), config.sweep)
         profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
-        table = sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
+        return sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
-        return {**sensitivity_context(table), "error": "",
-                "json": findings.section(findings.sensitivity_records(table))}
-    except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = _failed(runs, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
+
+    return sensitivity_section(_page(runs), storage_sensitivity)
 
 
-def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+def io_pattern_section(runs: list[Run], measured: pd.DataFrame, order: list[str]
+                       ) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
     """The report's I/O pattern views side by side (across_runs.io_patterns): each workload's common access sizes
     and sequential shares per configuration and device, as the page's rows and as the tables written next to it;
     a failure is shown."""
     try:
-        sizes, shares = io_patterns(runs, order)
+        sizes, shares = io_patterns(runs, measured, order)
         section = {"size_rows": compare_access_size_rows(sizes),
                    "sequential_rows": compare_sequential_rows(shares),
                    "ranks": list(range(1, access_patterns.COMMON_SIZES + 1)), "error": ""}
@@ -135,11 +135,12 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
         return section, pd.DataFrame(), pd.DataFrame()
 
 
-def heatmap_section(runs: list[Run], order: list[str], views: list[RunView]) -> tuple[dict, pd.DataFrame]:
+def heatmap_section(runs: list[Run], measured: pd.DataFrame, order: list[str], views: list[RunView]
+                    ) -> tuple[dict, pd.DataFrame]:
     """The report's heat map of bytes over time side by side (across_runs.io_patterns.io_heatmap): per workload one heat map per
     configuration (heatmap_figures_across), and the table written next to the page; a failure is shown."""
     try:
-        table = io_heatmap(runs, order)
+        table = io_heatmap(runs, measured, order)
         return {"workloads": heatmap_figures_across(table, views), "error": ""}, table
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         return {"workloads": [], "error": _failed(runs, "the I/O heat maps", error)}, pd.DataFrame()
@@ -172,9 +173,11 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     throughput = throughput_table(runs, order)
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
-    patterns, sizes, shares = io_pattern_section(runs, order)
-    views = [RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
-    heatmaps, heatmap = heatmap_section(runs, order, views)
+    measured = measured_configurations(runs)
+    patterns, sizes, shares = io_pattern_section(runs, measured, order)
+    views = [RunView(r.run_id, r.label, r.tables, metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]),
+                     devices.device_labels(r.tables["devices"])) for r in runs]
+    heatmaps, heatmap = heatmap_section(runs, measured, order, views)
     stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
     stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
     # a stage seen in one configuration only has nothing to be compared with (it stays in the CSV)

@@ -3,7 +3,6 @@ figures (analysis.presentation), rendered by templates/report.html.j2."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -23,8 +22,8 @@ from .presentation.rows.overview import overview_rows
 from .presentation.rows.report_tables import (cores_rows, fio_rows, gluster_rows, mr_rows, pfs_client_rows,
                                               placement_rows, shuffle_model_rows, stage_request_tables, stage_rows,
                                               workload_io_rows)
-from .presentation.rows.sensitivity import sensitivity_context
 from .presentation import render_page
+from .presentation.page_sections import section_failed, sensitivity_section
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
@@ -107,15 +106,13 @@ def _describe_profile_value(key: str, value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-class ReportSectionFailed(UserWarning):
-    """A section of the report could not be built: the report shows its error instead. Warned too, so that the
-    user sees it on stderr and the tests, which turn this warning into an error (pytest.ini), fail on it."""
+def _page(run_dir: Path) -> str:
+    """How the warnings of a failed section name this page."""
+    return f"report of {Path(run_dir).name}"
 
 
 def _section_failed(run_dir: Path, what: str, error: Exception) -> str:
-    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
-    warnings.warn(f"report of {Path(run_dir).name}: {note}", ReportSectionFailed, stacklevel=3)
-    return note
+    return section_failed(_page(run_dir), what, error, stacklevel=4)
 
 
 def _model_inputs(run_dir: Path, run_id: str, manifest: dict, tables: dict[str, pd.DataFrame]
@@ -185,14 +182,11 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[i
                  bandwidths: iomodel.Bandwidths) -> dict:
     """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
     error on this run (models.sensitivity); a failure must not cost the report."""
-    try:
+    def storage_sensitivity() -> pd.DataFrame:
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
-        table = sensitivity.storage_sensitivity(configs, profiles, bandwidths)
-        return {**sensitivity_context(table), "error": "",
-                "json": findings.section(findings.sensitivity_records(table))}
-    except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = _section_failed(run_dir, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings.section(error=note)}
+        return sensitivity.storage_sensitivity(configs, profiles, bandwidths)
+
+    return sensitivity_section(_page(run_dir), storage_sensitivity)
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
@@ -200,8 +194,7 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict
     try:
         statuses, table = findings.evaluate(tables, noise)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
-        warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
+        note = section_failed(f"report of {run_id}", "the findings", error)
         empty = pd.DataFrame(columns=findings.COLUMNS)
         return {**findings_context([], empty, noise), "error": note}, [], empty
     return findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
@@ -212,6 +205,7 @@ def build_context(run_dir: Path) -> dict:
     tables = read_tables(run_dir)
     run_id = manifest.get("run_id") or Path(run_dir).name
     spans = metrics.phase_spans(tables["stages"], tables["mr_jobs"])
+    fio_curves = metrics.fio_curves(tables["fio"])
     steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: number(v, "s", 1)),
                                    workload_id=lambda f: f["workload_id"].fillna(""))
     workloads = tables["workloads"].assign(
@@ -252,7 +246,7 @@ def build_context(run_dir: Path) -> dict:
         "stage_rows": stage_rows(tables["stages"]), "mr_rows": mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "gluster_rows": gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
         "pfs_client_rows": pfs_client_rows(tables["pfs_client"]),
-        "fio_rows": fio_rows(tables["fio"]), "fio_png": fio_figure(tables["fio"], run_id),
+        "fio_rows": fio_rows(fio_curves), "fio_png": fio_figure(fio_curves, run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
         "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
         "stage_request_tables": stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),

@@ -6,21 +6,20 @@ from __future__ import annotations
 import pandas as pd
 
 from .. import access_patterns, devices
-from .configurations import measured_configurations
 from .runs import Run
 
 IO_PATTERN_KEYS = ["workload", "sweep", "op", "configuration", "run_id", "workload_id", "host", "device"]
 _OP_ORDER = {"read": 0, "write": 1, "all": 2}
 
 
-def _io_pattern_table(runs: list[Run], labelled: pd.DataFrame, order: list[str], pattern) -> pd.DataFrame:
-    """`pattern` (an access_patterns view of `block_requests`) of every run's measured workload runs (`labelled`:
-    with_configuration of them), each row with its workload, sweep key, configuration, run and the device's
+def _io_pattern_table(runs: list[Run], measured: pd.DataFrame, order: list[str], pattern) -> pd.DataFrame:
+    """`pattern` (an access_patterns view of `block_requests`) of every run's measured workload runs (`measured`:
+    configurations.measured_configurations), each row with its workload, sweep key, configuration, run and the device's
     storage profile, sorted by workload, direction, configuration in `order`, device (and rank or time bin)."""
     frames = []
     for run in runs:
         frame = pattern(run.tables["block_requests"])
-        mine = labelled[labelled["run_id"] == run.run_id] if not labelled.empty else labelled
+        mine = measured[measured["run_id"] == run.run_id] if not measured.empty else measured
         if frame.empty or mine.empty:
             continue
         profiles = devices.device_profiles(run.tables["devices"])
@@ -40,21 +39,21 @@ def _io_pattern_table(runs: list[Run], labelled: pd.DataFrame, order: list[str],
     return frame[leading + [c for c in frame.columns if c not in leading]]
 
 
-def io_patterns(runs: list[Run], order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+def io_patterns(runs: list[Run], measured: pd.DataFrame, order: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The report's I/O pattern views of every measured workload run of the compared runs, from its block trace
     (`block_requests`): its common access sizes (access_patterns.common_access_sizes: per device and direction the
     most common request sizes, the others folded into one row) and its sequential shares
     (access_patterns.sequential_share: per device, reads, writes and both). Each row carries its workload run's
-    workload and sweep key (like with like), its configuration, labelled as the run-time table labels it, and the
-    device's storage profile (`profile`); rows sorted by workload, direction, configuration in `order`, device, so
-    that one direction of one workload reads across the runs."""
-    labelled = measured_configurations(runs)
-    return (_io_pattern_table(runs, labelled, order, access_patterns.common_access_sizes),
-            _io_pattern_table(runs, labelled, order, access_patterns.sequential_share))
+    workload and sweep key (like with like), its configuration, labelled as the run-time table labels it (`measured`:
+    configurations.measured_configurations of `runs`), and the device's storage profile (`profile`); rows sorted by
+    workload, direction, configuration in `order`, device, so that one direction of one workload reads across the
+    runs."""
+    return (_io_pattern_table(runs, measured, order, access_patterns.common_access_sizes),
+            _io_pattern_table(runs, measured, order, access_patterns.sequential_share))
 
 
-def io_heatmap(runs: list[Run], order: list[str]) -> pd.DataFrame:
+def io_heatmap(runs: list[Run], measured: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """The report's heat map of bytes over time for every measured workload run of the compared runs
     (access_patterns.bytes_heatmap: bytes and requests per time bin, host, device and direction), keyed and sorted
     as io_patterns' tables, then by time bin."""
-    return _io_pattern_table(runs, measured_configurations(runs), order, access_patterns.bytes_heatmap)
+    return _io_pattern_table(runs, measured, order, access_patterns.bytes_heatmap)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ... import metrics
 from ...formatting import MB, size_label
 from .layout import plain_log_labels, png, stamp
 
@@ -58,9 +57,8 @@ def fio_curves_figure(series: pd.DataFrame, title: str, run_ids: list[str], rati
     return png(fig)
 
 
-def fio_figure(fio: pd.DataFrame, run_id: str) -> str | None:
-    """(a) of the report: one run's fio sweep, one line per data path (backend and host)."""
-    curves = metrics.fio_curves(fio)
+def fio_figure(curves: pd.DataFrame, run_id: str) -> str | None:
+    """(a) of the report: one run's fio sweep (metrics.fio_curves), one line per data path (backend and host)."""
     if curves.empty:
         return None
     series = curves.assign(series=curves["backend"].astype(str) + " (" + curves["host"].astype(str) + ")")

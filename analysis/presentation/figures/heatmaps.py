@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from ... import access_patterns, metrics
+from ... import access_patterns
 from ...formatting import count, format_bytes, number, utc
 from .layout import RunView, plain_log_labels, png, span_marks, stamp, workload_spans
 
@@ -86,9 +86,6 @@ def heatmap_figures_across(heatmap: pd.DataFrame, runs: list[RunView]) -> list[d
     if heatmap.empty:
         return sections
     by_run = {r.run_id: r for r in runs}
-    drawn_runs = set(heatmap["run_id"])
-    spans = {r.run_id: metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]) for r in runs
-             if r.run_id in drawn_runs}
     for (workload, sweep), per_workload in heatmap.groupby(["workload", "sweep"], sort=False, dropna=False):
         drawn = []
         for configuration, per_config in per_workload.groupby("configuration", sort=True, observed=True):
@@ -100,7 +97,7 @@ def heatmap_figures_across(heatmap: pd.DataFrame, runs: list[RunView]) -> list[d
                       for h, d, p in zip(grid["host"], grid["device"], grid["profile"])}
             drawn.append({"configuration": str(configuration), "run_id": run_id, "workload_id": workload_id,
                           "repetitions": len(runs_of), **heatmap_figure(
-                              grid, workload_spans(spans[run_id], workload_id), labels,
+                              grid, workload_spans(run.spans, workload_id), labels,
                               f"block I/O heat map during {workload_id} ({configuration}) — run {run_id}", [run_id])})
         sections.append({"workload": workload, "sweep": sweep, "figures": drawn})
     return sections

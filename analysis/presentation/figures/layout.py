@@ -15,10 +15,12 @@ FAILED_SPAN_STATUSES = ("failed", "FAILED", "KILLED")
 
 @dataclass
 class RunView:
-    """One run as the multi-run figures draw it: its tables and how its devices are named."""
+    """One run as the multi-run figures draw it: its tables, its stage and phase spans (metrics.phase_spans, computed
+    once for every figure that marks them) and how its devices are named."""
     run_id: str
     label: str          # what tells this run apart from the others compared
     tables: dict[str, pd.DataFrame]
+    spans: pd.DataFrame
     device_labels: dict[tuple[str, str], str] = field(default_factory=dict)   # (host, device) -> shown name
 
     def device(self, host: str, device: str) -> str:

@@ -81,7 +81,7 @@ def throughput_figures_across(runs: list[RunView]) -> list[dict]:
     for workload_id, rows in by_workload(runs, timelines):
         fig, axes = plt.subplots(len(rows), 1, figsize=(11, 3.2 * len(rows)), squeeze=False, sharex=True, sharey=True)
         for ax, (run, timeline) in zip(axes[:, 0], rows):
-            marks = workload_spans(metrics.phase_spans(run.tables["stages"], run.tables["mr_jobs"]), workload_id)
+            marks = workload_spans(run.spans, workload_id)
             t0 = min([timeline["time"].min(), *marks["start_s"].tolist()])
             throughput_panel(ax, _busy(timeline), marks, t0, run.device_labels)
             ax.set_ylabel("throughput (MB/s)")

@@ -162,8 +162,8 @@ def shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
             for r in model.to_dict("records")]
 
 
-def fio_rows(fio: pd.DataFrame) -> list[dict]:
-    curves = metrics.fio_curves(fio)
+def fio_rows(curves: pd.DataFrame) -> list[dict]:
+    """One run's fio sweep (metrics.fio_curves), a row per data path, pattern, direction and block size."""
     return [{"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,
              "bs": size_label(c.block_size_bytes), "bw": rate(c.bandwidth_bytes_per_s, 1),
              "iops": number(c.iops, "IOPS", 0), "lat": number(c.lat_mean_s * 1e3, "ms", 3)} for c in curves.itertuples()]

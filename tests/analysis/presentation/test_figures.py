@@ -47,7 +47,8 @@ def drawn(monkeypatch):
 
 def view(label: str) -> RunView:
     tables = {name: table(MATRIX, name) for name in ("block_requests", "iostat", "stages", "mr_jobs")}
-    return RunView(f"run-{label}", label, tables, {("localhost", "loop1"): "loop1 (hdd)"})
+    return RunView(f"run-{label}", label, tables, metrics.phase_spans(tables["stages"], tables["mr_jobs"]),
+                   {("localhost", "loop1"): "loop1 (hdd)"})
 
 
 def labels(ax) -> list[str]:
@@ -72,9 +73,8 @@ def test_png_is_a_closed_png_and_the_stamp_names_the_runs():
 
 
 def test_fio_figure_draws_each_data_path_per_pattern(drawn):
-    fio = table("fio-sweep", "fio")
-    fig = fio_figure(fio, "r1")
-    curves = metrics.fio_curves(fio)
+    curves = metrics.fio_curves(table("fio-sweep", "fio"))
+    fig = fio_figure(curves, "r1")
     patterns = list(dict.fromkeys(curves["rw"]))
     assert len(fig.axes) == 2 * len(patterns)
     top = fig.axes[patterns.index("randread")]          # row 0: bandwidth

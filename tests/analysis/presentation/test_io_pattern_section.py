@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from analysis import access_patterns, devices, metrics
+from analysis.across_runs.configurations import measured_configurations
 from analysis.across_runs.io_patterns import io_heatmap
 from analysis.across_runs.times import workload_times
 from analysis.compare_page import load_runs, write_comparison
@@ -197,10 +198,11 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
 def test_the_comparisons_heat_maps_draw_each_configurations_bins_as_counted_by_hand(tmp_path, drawn):
     runs = load_runs([str(copy_recorded_run(name, tmp_path)) for name in ("terasort-hdd", "terasort-nvme")])
     _, order = workload_times(runs)
-    table = io_heatmap(runs, order)
+    table = io_heatmap(runs, measured_configurations(runs), order)
     by_hand = {"hdd": heatmap_bins_by_hand("terasort-hdd")["terasort"],
                "nvme": heatmap_bins_by_hand("terasort-nvme")["terasort"]}
-    views = [RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
+    views = [RunView(r.run_id, r.label, r.tables, metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]),
+                     devices.device_labels(r.tables["devices"])) for r in runs]
     (section,) = heatmap_figures_across(table, views)
     assert (section["workload"], section["sweep"]) == ("terasort", "")
     assert [f["configuration"] for f in section["figures"]] == order == ["hdd", "nvme"]
