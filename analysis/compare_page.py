@@ -30,7 +30,7 @@ from .presentation.rows.compare_tables import fio_ratio_rows, gate_rows, io_rows
 from .presentation.rows.findings_section import findings_context
 from .presentation.rows.io_patterns import compare_access_size_rows, compare_sequential_rows
 from .presentation import render_page
-from .presentation.page_sections import section_failed, sensitivity_section
+from .presentation.page_sections import section_failed, storage_sensitivity_section
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
@@ -115,7 +115,7 @@ def sensitivity_section(runs: list[Run]) -> dict:
         return sensitivity.storage_sensitivity(configs, profiles, iomodel.bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
 
-    return sensitivity_section(_page(runs), storage_sensitivity)
+    return storage_sensitivity_section(_page(runs), storage_sensitivity)
 
 
 def io_pattern_section(runs: list[Run], measured: pd.DataFrame, order: list[str]

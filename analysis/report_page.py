@@ -23,7 +23,7 @@ from .presentation.rows.report_tables import (cores_rows, fio_rows, gluster_rows
                                               placement_rows, shuffle_model_rows, stage_request_tables, stage_rows,
                                               workload_io_rows)
 from .presentation import render_page
-from .presentation.page_sections import section_failed, sensitivity_section
+from .presentation.page_sections import section_failed, storage_sensitivity_section
 from .models import iomodel, sensitivity
 from .presentation.model_section import model_section
 from run_layout import FINDINGS, FINDINGS_TABLE, HIBENCH_REPORT, REPORT, TABLES
@@ -186,7 +186,7 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[i
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
         return sensitivity.storage_sensitivity(configs, profiles, bandwidths)
 
-    return sensitivity_section(_page(run_dir), storage_sensitivity)
+    return storage_sensitivity_section(_page(run_dir), storage_sensitivity)
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:

@@ -25,7 +25,7 @@ def section_failed(page: str, what: str, error: Exception, stacklevel: int = 3) 
     return note
 
 
-def sensitivity_section(page: str, storage_sensitivity: Callable[[], pd.DataFrame]) -> dict:
+def storage_sensitivity_section(page: str, storage_sensitivity: Callable[[], pd.DataFrame]) -> dict:
     """The storage sensitivity (models.sensitivity.storage_sensitivity, as the page's `storage_sensitivity()`
     computes it) as the page's rows and as findings.json's objects; a failure is shown."""
     try:

@@ -3,7 +3,7 @@ its place and warns, naming the page; the storage sensitivity comes out as rows 
 import pandas as pd
 import pytest
 
-from analysis.presentation.page_sections import SectionFailed, section_failed, sensitivity_section
+from analysis.presentation.page_sections import SectionFailed, section_failed, storage_sensitivity_section
 
 
 def test_a_failed_section_says_what_failed_and_warns_naming_the_page():
@@ -17,12 +17,12 @@ def test_a_failing_storage_sensitivity_costs_its_section_only():
         raise ValueError("no placement")
 
     with pytest.warns(SectionFailed, match="comparison of a, b: the storage sensitivity could not be evaluated"):
-        section = sensitivity_section("comparison of a, b", storage_sensitivity)
+        section = storage_sensitivity_section("comparison of a, b", storage_sensitivity)
     assert section["rows"] == [] and section["placements"] == []
     assert section["error"] == "the storage sensitivity could not be evaluated: ValueError: no placement"
     assert section["json"]["error"] == section["error"]
 
 
 def test_an_empty_storage_sensitivity_is_an_empty_table_without_error():
-    section = sensitivity_section("report of run-a", pd.DataFrame)
+    section = storage_sensitivity_section("report of run-a", pd.DataFrame)
     assert (section["placements"], section["rows"], section["error"]) == ([], [], "")
