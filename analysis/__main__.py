@@ -55,14 +55,14 @@ def main(argv: list[str] | None = None) -> int:
             for name, path in write_tables(run_dir).items():
                 print(path)
         elif args.command == "report":
-            from .report import write_report
+            from .report_page import write_report
             from .tables import write_tables
             run_dir = resolve_run_dir(args.run)
             if args.rebuild_tables:
                 write_tables(run_dir)
             print(write_report(run_dir))
         elif args.command == "compare":
-            from .compare import CompareError, compare_runs
+            from .compare_page import CompareError, compare_runs
             try:
                 written = compare_runs(args.runs, args.out, args.noise_pct, args.baseline, args.max_slowdown)
             except CompareError as error:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from IPython.display import Image, Markdown, display
 
-from ..comparison import Run
+from ..across_runs.runs import Run
 from ..parsers.manifest import workloads_table
 from ..parsers.manifest import load_manifest
 from run_layout import RESULTS_DIR, resolve_run_dir

@@ -1,6 +1,8 @@
-"""What the pages show, shared by the single-run report and the comparison: figures (figures.py), the rows of
-their HTML tables (rows.py), and the templates both render through (render_page). Numbers are formatted by
-analysis.formatting; the pages (analysis.report, analysis.compare) only assemble a context and render it."""
+"""What the pages show, shared by the single-run report and the comparison: figures (figures/, one module per
+family), the rows of their HTML tables (rows/, one module per section), the sections both pages build the same way
+(page_sections.py), and the templates both render through (render_page). Numbers are formatted by
+analysis.formatting; the pages (analysis.report_page, analysis.compare_page) only assemble a context and render
+it."""
 from __future__ import annotations
 
 import functools

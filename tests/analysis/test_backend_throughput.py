@@ -5,7 +5,7 @@ import shutil
 import pandas as pd
 
 from analysis.metrics import backend_throughput
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import build_tables
 
 

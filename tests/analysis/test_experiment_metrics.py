@@ -3,7 +3,8 @@ import pandas as pd
 
 from analysis import metrics
 from analysis.parsers.manifest import workloads_table
-from analysis.presentation import figures, rows
+from analysis.presentation.figures.configurations import cores_figures
+from analysis.presentation.rows.report_tables import cores_rows, placement_rows
 
 
 def run(wid, hdfs, local, cores, rep, run_s, status="ok", engine="spark"):
@@ -39,7 +40,7 @@ def test_warmups_failed_and_invalid_runs_never_enter_the_placement_medians():
     by_placement = metrics.run_time_by_placement(table)
     hdd = by_placement[by_placement.placement_hdfs == "hdd"].iloc[0]
     assert (hdd["median"], hdd["min"], hdd["max"], hdd["runs"]) == (42.0, 40.0, 44.0, 2)
-    placed = rows.placement_rows(by_placement)
+    placed = placement_rows(by_placement)
     # 40-44 s against 20-22 s: the statistics call it (docs/compare.md, "How sure"), so the ratio reads "slower"
     assert [(r["hdfs"], r["ratio"]) for r in placed] == [("hdd", "2.00 x slower"), ("ssd", "1.00 x")]
     assert "2 runs" in placed[0]["time"]
@@ -60,6 +61,6 @@ def test_stage_time_by_cores_matches_stages_across_runs_by_app_order_stage_id_an
     by_cores = metrics.stage_time_by_cores(stages, table)
     got = {(r.app, int(r.executor_cores)): r.median for r in by_cores.itertuples()}
     assert got == {(1, 1): 10.0, (2, 1): 5.0, (1, 2): 6.0, (2, 2): 3.0}  # retried attempt summed, invalid run left out
-    cores, per_stage = rows.cores_rows(by_cores)
+    cores, per_stage = cores_rows(by_cores)
     assert cores == [1, 2] and per_stage[0]["times"] == ["10.0 s", "6.0 s"]
-    assert len(figures.cores_figures(by_cores, "run-x")) == 1
+    assert len(cores_figures(by_cores, "run-x")) == 1

@@ -1,5 +1,5 @@
 """The regression gate (`make compare RUNS=... BASELINE=<run> MAX_SLOWDOWN=5%`, analysis.gate): its verdicts and
-exit codes on runs built from the recorded fixtures (test_compare.make_run: the recorded event log, iostat, block
+exit codes on runs built from the recorded fixtures (test_compare_page.make_run: the recorded event log, iostat, block
 trace and fio outputs of the tools, under a manifest of 3 measured repetitions).
 
 The recorded runs hold one repetition of each workload, and one run a side can be told from noise only with a
@@ -16,7 +16,7 @@ from analysis import gate
 from analysis.__main__ import main
 from analysis.tables import write_tables
 from conftest import assemble_run
-from test_compare import HDD_TIMES, make_run
+from test_compare_page import HDD_TIMES, make_run
 
 # the baseline's measured repetitions are 10, 14 and 12 s (HDD_TIMES), so the host's noise is their spread, 40 %
 SLOWED_TIMES = [(suffix, seconds * 2, status, warmup) for suffix, seconds, status, warmup in HDD_TIMES]
@@ -28,7 +28,7 @@ NOISY_TIMES = [("warmup", 1.0, "ok", True), ("r1", 11.0, "ok", False), ("r2", 13
 def runs(tmp_path_factory):
     """The runs, their tables written once (as `make report` would have), so that each comparison reads them
     instead of parsing raw/ again. The gate reads times only: the fio, iostat, block-trace and MapReduce outputs
-    (the figures test_compare checks) are left out to keep the comparisons fast."""
+    (the figures test_compare_page checks) are left out to keep the comparisons fast."""
     parent = tmp_path_factory.mktemp("gate")
     recorded = assemble_run(parent / "recorded")
     for source in ("workload", "blocktrace", "iostat", "mr-history"):

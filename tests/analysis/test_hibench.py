@@ -13,7 +13,7 @@ import pytest
 
 from analysis.hibench import hibench_report, hibench_type
 from analysis.parsers.manifest import load_manifest
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import build_tables
 from conftest import FIXTURES
 

@@ -16,7 +16,7 @@ import pytest
 
 from analysis import metrics
 from analysis import devices
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import build_tables
 
 

@@ -9,7 +9,7 @@ import pytest
 from analysis.formatting import format_bytes
 from analysis.parsers import blocktrace, eventlog
 from conftest import TOOLS
-from test_compare import HDD_TIMES, NVME_TIMES, make_run
+from test_compare_page import HDD_TIMES, NVME_TIMES, make_run
 
 nbformat = pytest.importorskip("nbformat", reason="notebook packages missing: pip install -r requirements.txt")
 nbclient = pytest.importorskip("nbclient", reason="notebook packages missing: pip install -r requirements.txt")

@@ -8,8 +8,10 @@ import pandas as pd
 import pytest
 
 from analysis import statistics
-from analysis.comparison import Run, label_runs, workload_times
-from analysis.presentation.rows import pivot_rows, placement_rows
+from analysis.across_runs.runs import Run, label_runs
+from analysis.across_runs.times import workload_times
+from analysis.presentation.rows.compare_tables import pivot_rows
+from analysis.presentation.rows.report_tables import placement_rows
 
 RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
 

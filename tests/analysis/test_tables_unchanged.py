@@ -7,7 +7,7 @@ import re
 import shutil
 from pathlib import Path
 
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import build_tables, write_tables
 from conftest import FIXTURES, add_pfs_recordings, assemble_run
 from table_digest import digests

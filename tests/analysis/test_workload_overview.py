@@ -14,8 +14,8 @@ import pytest
 from analysis import devices, metrics
 from analysis.models import bottleneck
 from analysis.predict import bandwidths_in, configurations_in
-from analysis.presentation.rows import overview_rows
-from analysis.report import write_report
+from analysis.presentation.rows.overview import overview_rows
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 
 MATRIX = Path(__file__).resolve().parents[1] / "fixtures" / "runs" / "terasort-matrix"

@@ -23,7 +23,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from analysis.__main__ import main
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES, build_tables
 
 REPO = Path(__file__).resolve().parents[2]

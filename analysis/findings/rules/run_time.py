@@ -65,7 +65,7 @@ TIME_RULES = (storage_sensitive.id, cannot_tell.id)
 
 
 def comparison_differences(table: pd.DataFrame) -> list[Finding]:
-    """The time rules over a comparison's workload table (analysis.comparison.workload_times: each configuration
+    """The time rules over a comparison's workload table (analysis.across_runs.times.workload_times: each configuration
     against the baseline with its verdict), instead of each run's own configurations."""
     found = []
     if table.empty or "verdict" not in table:

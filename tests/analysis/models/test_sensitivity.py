@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.compare import write_comparison
+from analysis.compare_page import write_comparison
 from analysis.models import bottleneck, sensitivity
 from analysis.models.iomodel.fit_predict import fit
 from analysis.predict import bandwidths_in, configurations_in
-from analysis.report import write_report
+from analysis.report_page import write_report
 from conftest import copy_recorded_run
 
 PROFILES = ["hdd", "ssd"]

@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from analysis import metrics
-from analysis.compare import write_comparison
+from analysis.compare_page import write_comparison
 from analysis.findings.engine import COLUMNS
 from analysis.presentation import findings_export
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 from conftest import copy_recorded_run
 

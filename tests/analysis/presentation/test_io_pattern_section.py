@@ -1,11 +1,12 @@
 """The report's "I/O pattern" section (Darshan-style views per workload run): the heat map of bytes over time with
-the stages (figures.heatmap_figures), the common access sizes and sequential shares as rows (rows.py), and the
-section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the assembled run of conftest:
-fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
+the stages (figures.heatmaps.heatmap_figures), the common access sizes and sequential shares as rows
+(rows.io_patterns), and the section of report.html, from recorded runs (tests/fixtures/runs/terasort-matrix; the
+assembled run of conftest: fio-sweep traced, spark-tiny not); and the same views side by side on the comparison page (terasort-hdd against
 terasort-nvme), heat maps of bytes over time among them, checked against counts made here by hand from the recorded
 block traces."""
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
 from html import unescape
@@ -16,11 +17,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis import access_patterns, comparison, devices, metrics
-from analysis.compare import load_runs, write_comparison
+from analysis import access_patterns, devices, metrics
+from analysis.across_runs.configurations import measured_configurations
+from analysis.across_runs.io_patterns import io_heatmap
+from analysis.across_runs.times import workload_times
+from analysis.compare_page import load_runs, write_comparison
 from analysis.formatting import exact_size
-from analysis.presentation import figures, rows
-from analysis.report import write_report
+from analysis.presentation.figures.heatmaps import heatmap_figures, heatmap_figures_across
+from analysis.presentation.figures.layout import RunView
+from analysis.presentation.rows.io_patterns import io_pattern_sections
+from analysis.report_page import write_report
 from analysis.tables import read_table, read_tables
 from conftest import TOOLS, block_counts_by_hand, copy_recorded_run, heatmap_bins_by_hand
 
@@ -36,9 +42,15 @@ def matrix(name: str):
     return read_table(path)
 
 
+# every module that encodes a figure (layout.png, imported by each family): patched to keep the figure
+FIGURE_MODULES = [importlib.import_module(f"analysis.presentation.figures.{family}")
+                  for family in ("block_requests", "configurations", "fio", "heatmaps", "layout", "throughput")]
+
+
 @pytest.fixture
 def drawn(monkeypatch):
-    monkeypatch.setattr(figures, "png", lambda fig: fig)
+    for family in FIGURE_MODULES:
+        monkeypatch.setattr(family, "png", lambda fig: fig)
     yield
     plt.close("all")
 
@@ -46,7 +58,7 @@ def drawn(monkeypatch):
 def test_the_heat_map_draws_every_byte_per_device_with_the_stage_spans(drawn):
     requests = matrix("block_requests")
     spans = metrics.phase_spans(matrix("stages"), matrix("mr_jobs"))
-    drawn_figures = {f["workload_id"]: f for f in figures.heatmap_figures(requests, spans, BACKENDS, "run-m")}
+    drawn_figures = {f["workload_id"]: f for f in heatmap_figures(requests, spans, BACKENDS, "run-m")}
     assert set(drawn_figures) == set(requests["workload_id"])
     fig = drawn_figures[WORKLOAD]["png"]
     read_ax, write_ax = fig.axes[:2]
@@ -66,7 +78,7 @@ def test_the_rows_carry_units_and_add_up_to_the_direction_totals():
     requests = matrix("block_requests")
     sizes = access_patterns.common_access_sizes(requests)
     shares = access_patterns.sequential_share(requests)
-    sections = rows.io_pattern_sections([WORKLOAD, "not-traced"], [{"workload_id": WORKLOAD, "png": ""}], sizes,
+    sections = io_pattern_sections([WORKLOAD, "not-traced"], [{"workload_id": WORKLOAD, "png": ""}], sizes,
                                         shares, BACKENDS, matrix("sources"))
     traced, missing = sections
     data = metrics.data_requests(requests)
@@ -185,12 +197,13 @@ def test_the_comparison_sets_each_workloads_io_pattern_side_by_side(tmp_path):
 
 def test_the_comparisons_heat_maps_draw_each_configurations_bins_as_counted_by_hand(tmp_path, drawn):
     runs = load_runs([str(copy_recorded_run(name, tmp_path)) for name in ("terasort-hdd", "terasort-nvme")])
-    _, order = comparison.workload_times(runs)
-    table = comparison.io_heatmap(runs, order)
+    _, order = workload_times(runs)
+    table = io_heatmap(runs, measured_configurations(runs), order)
     by_hand = {"hdd": heatmap_bins_by_hand("terasort-hdd")["terasort"],
                "nvme": heatmap_bins_by_hand("terasort-nvme")["terasort"]}
-    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
-    (section,) = figures.heatmap_figures_across(table, views)
+    views = [RunView(r.run_id, r.label, r.tables, metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]),
+                     devices.device_labels(r.tables["devices"])) for r in runs]
+    (section,) = heatmap_figures_across(table, views)
     assert (section["workload"], section["sweep"]) == ("terasort", "")
     assert [f["configuration"] for f in section["figures"]] == order == ["hdd", "nvme"]
     for run, drawn_figure in zip(runs, section["figures"]):

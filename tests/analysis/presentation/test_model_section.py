@@ -9,7 +9,7 @@ import pandas as pd
 
 from analysis.predict import bandwidths_in, configurations_in
 from analysis.presentation.model_section import model_section
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 
 RUNS = Path(__file__).resolve().parents[2] / "fixtures" / "runs"

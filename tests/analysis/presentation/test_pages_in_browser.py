@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from analysis.compare import write_comparison
-from analysis.report import write_report
+from analysis.compare_page import write_comparison
+from analysis.report_page import write_report
 from analysis.formatting import exact_size
 from conftest import FIXTURES, block_counts_by_hand, copy_recorded_run
 from headless_chromium import BrowserError, HeadlessChromium

@@ -11,7 +11,7 @@ import pandas as pd
 
 from analysis.findings.engine import COLUMNS
 from analysis.findings.rules import RULES
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
 
 MATRIX = Path(__file__).resolve().parents[3] / "fixtures" / "runs" / "terasort-matrix"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import statistics
-from analysis.compare import write_comparison
+from analysis.compare_page import write_comparison
 from analysis.tables import TABLE_NAMES
 from conftest import findings_of, fired_on
 

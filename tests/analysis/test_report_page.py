@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from analysis.parsers.jhist import parse_jhist
-from analysis.report import write_report
+from analysis.report_page import write_report
 from analysis.tables import write_tables
 from conftest import TOOLS, add_pfs_recordings
 

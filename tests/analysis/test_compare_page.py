@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from analysis.__main__ import main
-from analysis.compare import write_comparison
+from analysis.compare_page import write_comparison
 from analysis.parsers import eventlog
 from conftest import MANIFEST, TOOLS, assemble_run
 
@@ -153,7 +153,7 @@ def test_command_prints_the_page_last(two_runs, tmp_path, capsys):
 
 def test_the_spark_release_each_run_ran_on_is_listed_under_what_differed():
     """docs/versions.md: two benches on one cluster, one on Spark 3.5.6, one on 4.2.0."""
-    from analysis.comparison import manifest_facts
+    from analysis.across_runs.differences import manifest_facts
 
     def manifest(release):
         return {"workloads": [{"id": "terasort", "workload": "terasort", "scale": "tiny", "parameters": {},
@@ -168,7 +168,7 @@ def test_a_versions_run_keeps_its_releases_apart_and_two_one_release_runs_side_b
     """docs/versions.md, "On the pages": the rows of the compare page (the `sweep` key of every workload run)."""
     from pathlib import Path
 
-    from analysis.comparison import Run, key_by_effective_parameters
+    from analysis.across_runs.runs import Run, key_by_effective_parameters
     from analysis.parsers.manifest import workloads_table
 
     def run(run_id, *releases):

@@ -1,27 +1,39 @@
 """One HTML page comparing several run directories (typically the same workloads on other backends or
 placements): side-by-side figures, speedup tables against a baseline, and what differed between the runs. The
-runs' tables are loaded here; what is computed across them is analysis.comparison, what is drawn
+runs' tables are loaded here; what is computed across them is analysis.across_runs, what is drawn
 analysis.presentation."""
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
-from . import access_patterns, devices, gate, safeio, statistics
-from .findings.rules import RULES, run_time
-from .comparison import (Run, apples_and_oranges, differences, fio_ratios, fio_series, io_heatmap, io_patterns,
-                         key_by_effective_parameters, label_runs, placement_text, shuffle_per_application, stage_times,
-                         throughput_table, workload_times)
+from . import access_patterns, devices, gate, metrics, safeio, statistics
+from .across_runs.configurations import measured_configurations
+from .across_runs.differences import apples_and_oranges, differences
+from .across_runs.fio import fio_ratios, fio_series
+from .across_runs.io_patterns import io_heatmap, io_patterns
+from .across_runs.runs import Run, key_by_effective_parameters, label_runs, placement_text
+from .across_runs.times import stage_times, workload_times
+from .across_runs.volumes import shuffle_per_application, throughput_table
 from .formatting import number, now_utc
+from .findings.rules import RULES, run_time
 from .models import sensitivity
 from .models.iomodel.bandwidths import bandwidths_of
 from .models.iomodel.configurations import configurations_of
 from .parsers.manifest import load_manifest, workloads_table
-from .presentation import figures, findings_export, render_page, rows
-from .report import ReportSectionFailed
+from .presentation.figures.block_requests import offset_figures_across, request_size_figures_across
+from .presentation.figures.configurations import configuration_bars
+from .presentation.figures.fio import fio_curves_figure
+from .presentation.figures.heatmaps import heatmap_figures_across
+from .presentation.figures.layout import RunView
+from .presentation.figures.throughput import throughput_figures_across
+from .presentation.rows.compare_tables import fio_ratio_rows, gate_rows, io_rows, pivot_rows, shuffle_rows
+from .presentation.rows.findings_section import findings_context
+from .presentation.rows.io_patterns import compare_access_size_rows, compare_sequential_rows
+from .presentation import findings_export, render_page
+from .presentation.page_sections import section_failed, storage_sensitivity_section
 from run_layout import FINDINGS, RESULTS_DIR, resolve_run_dir
 from .tables import run_tables
 
@@ -83,40 +95,41 @@ def used_noise(table: pd.DataFrame) -> statistics.Noise | None:
     return statistics.Noise(float(table["noise_pct"].iloc[0]), str(table["noise_source"].iloc[0]))
 
 
+def _page(runs: list[Run]) -> str:
+    """How the warnings of a failed section name this page."""
+    return f"comparison of {', '.join(r.run_id for r in runs)}"
+
+
 def _failed(runs: list[Run], what: str, error: Exception) -> str:
-    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
-    warnings.warn(f"comparison of {', '.join(r.run_id for r in runs)}: {note}", ReportSectionFailed, stacklevel=3)
-    return note
+    return section_failed(_page(runs), what, error, stacklevel=4)
 
 
 def sensitivity_section(runs: list[Run]) -> dict:
     """Each workload's run step on every placement of the compared runs' backends, measured in any of them or
     predicted by the model fitted on all of them, with its error on these runs (models.sensitivity), as the page's
     rows and as findings.json's objects. Workload runs are matched as the rest of the page matches them
-    (comparison.key_by_effective_parameters); a failure is shown."""
-    try:
+    (across_runs.runs.key_by_effective_parameters); a failure is shown."""
+    def storage_sensitivity() -> pd.DataFrame:
         configs = [c for r in runs for c in configurations_of(r.run_id, r.manifest, r.tables)]
         keys = {(r.run_id, w.workload_id): w.sweep for r in runs for w in r.tables["workloads"].itertuples()}
         for config in configs:
             config.sweep = keys.get((config.run_id, config.workload_id), config.sweep)
         profiles = sorted({p for r in runs for p in devices.backend_profiles(r.tables["devices"]).values()})
-        table = sensitivity.storage_sensitivity(configs, profiles, bandwidths_of(
+        return sensitivity.storage_sensitivity(configs, profiles, bandwidths_of(
             [(r.run_dir.name, r.manifest, r.tables) for r in runs]))
-        return {**rows.sensitivity_context(table), "error": "",
-                "json": findings_export.section(findings_export.sensitivity_records(table))}
-    except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = _failed(runs, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings_export.section(error=note)}
+
+    return storage_sensitivity_section(_page(runs), storage_sensitivity)
 
 
-def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
-    """The report's I/O pattern views side by side (comparison.io_patterns): each workload's common access sizes
+def io_pattern_section(runs: list[Run], measured: pd.DataFrame, order: list[str]
+                       ) -> tuple[dict, pd.DataFrame, pd.DataFrame]:
+    """The report's I/O pattern views side by side (across_runs.io_patterns): each workload's common access sizes
     and sequential shares per configuration and device, as the page's rows and as the tables written next to it;
     a failure is shown."""
     try:
-        sizes, shares = io_patterns(runs, order)
-        section = {"size_rows": rows.compare_access_size_rows(sizes),
-                   "sequential_rows": rows.compare_sequential_rows(shares),
+        sizes, shares = io_patterns(runs, measured, order)
+        section = {"size_rows": compare_access_size_rows(sizes),
+                   "sequential_rows": compare_sequential_rows(shares),
                    "ranks": list(range(1, access_patterns.COMMON_SIZES + 1)), "error": ""}
         return section, sizes, shares
     except Exception as error:  # noqa: BLE001 - shown in the section instead
@@ -125,25 +138,25 @@ def io_pattern_section(runs: list[Run], order: list[str]) -> tuple[dict, pd.Data
         return section, pd.DataFrame(), pd.DataFrame()
 
 
-def heatmap_section(runs: list[Run], order: list[str], views: list[figures.RunView]) -> tuple[dict, pd.DataFrame]:
-    """The report's heat map of bytes over time side by side (comparison.io_heatmap): per workload one heat map per
-    configuration (figures.heatmap_figures_across), and the table written next to the page; a failure is shown."""
+def heatmap_section(runs: list[Run], measured: pd.DataFrame, order: list[str], views: list[RunView]
+                    ) -> tuple[dict, pd.DataFrame]:
+    """The report's heat map of bytes over time side by side (across_runs.io_patterns.io_heatmap): per workload one heat map per
+    configuration (heatmap_figures_across), and the table written next to the page; a failure is shown."""
     try:
-        table = io_heatmap(runs, order)
-        return {"workloads": figures.heatmap_figures_across(table, views), "error": ""}, table
+        table = io_heatmap(runs, measured, order)
+        return {"workloads": heatmap_figures_across(table, views), "error": ""}, table
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         return {"workloads": [], "error": _failed(runs, "the I/O heat maps", error)}, pd.DataFrame()
 
 
 def overview_json(runs: list[Run]) -> dict:
     """findings.json's overview of a comparison: each run's measured workload runs as its own report's overview
-    gives them (findings_export.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure
-    is said there."""
+    gives them (findings_export.overview_frames: each run modeled on its own bytes and its own fio sweep); a failure is
+    said there."""
     try:
         records = [record for r in runs for record in findings_export.overview_records(
-            r.run_id, *findings_export.overview_frames(
-                r.tables, configurations_of(r.run_id, r.manifest, r.tables),
-                bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
+            r.run_id, *findings_export.overview_frames(r.tables, configurations_of(r.run_id, r.manifest, r.tables),
+                                                bandwidths_of([(r.run_dir.name, r.manifest, r.tables)])))]
         return findings_export.section(records)
     except Exception as error:  # noqa: BLE001 - said in findings.json instead
         return findings_export.section(error=_failed(runs, "the overview", error))
@@ -163,9 +176,11 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     throughput = throughput_table(runs, order)
     shuffle = shuffle_per_application(runs)
     differed, agreed = differences(runs)
-    patterns, sizes, shares = io_pattern_section(runs, order)
-    views = [figures.RunView(r.run_id, r.label, r.tables, devices.device_labels(r.tables["devices"])) for r in runs]
-    heatmaps, heatmap = heatmap_section(runs, order, views)
+    measured = measured_configurations(runs)
+    patterns, sizes, shares = io_pattern_section(runs, measured, order)
+    views = [RunView(r.run_id, r.label, r.tables, metrics.phase_spans(r.tables["stages"], r.tables["mr_jobs"]),
+                     devices.device_labels(r.tables["devices"])) for r in runs]
+    heatmaps, heatmap = heatmap_section(runs, measured, order, views)
     stage_keys = ["workload", "sweep", "app", "stage_id", "name"]
     stage_order = list(stages["configuration"].cat.categories) if not stages.empty else []
     # a stage seen in one configuration only has nothing to be compared with (it stays in the CSV)
@@ -183,10 +198,10 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
                 for r in runs for w in r.tables["workloads"].itertuples() if w.warmup or w.status != "ok"]
     context = {
         "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
-        "findings": rows.findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
+        "findings": findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
         "sensitivity": storage_sensitivity,
         "findings_json": findings_export.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
-                                                 overview_json(runs), storage_sensitivity["json"]),
+                                          overview_json(runs), storage_sensitivity["json"]),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
@@ -195,26 +210,26 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "generated_at": now_utc(),
         "warnings": apples_and_oranges(runs), "excluded": excluded,
         "configurations": order, "baseline": order[0] if order else None,
-        "workload_rows": rows.pivot_rows(workloads, ["workload", "sweep"], order),
+        "workload_rows": pivot_rows(workloads, ["workload", "sweep"], order),
         "stage_order": stage_order,
-        "stage_rows": rows.pivot_rows(shared_stages, stage_keys, stage_order),
+        "stage_rows": pivot_rows(shared_stages, stage_keys, stage_order),
         "stages_alone": len(stages.drop_duplicates(stage_keys)) - len(shared_stages.drop_duplicates(stage_keys))
         if not stages.empty else 0,
         "differences": differed.to_dict("records"), "agreed": agreed,
-        "fio_png": figures.fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
+        "fio_png": fio_curves_figure(series, "fio bandwidth, IOPS and ratio to the baseline versus block size "
                                              "per backend", run_ids, ratios, fio_baseline),
-        "fio_baseline": fio_baseline, "fio_ratio_rows": rows.fio_ratio_rows(ratios),
+        "fio_baseline": fio_baseline, "fio_ratio_rows": fio_ratio_rows(ratios),
         "io_patterns": patterns,
         "heatmaps": heatmaps,
-        "size_figures": figures.request_size_figures_across(views),
-        "offset_figures": figures.offset_figures_across(views),
-        "throughput_figures": figures.throughput_figures_across(views),
-        "io_rows": rows.io_rows(throughput) if not throughput.empty else [],
-        "throughput_png": figures.configuration_bars(
+        "size_figures": request_size_figures_across(views),
+        "offset_figures": offset_figures_across(views),
+        "throughput_figures": throughput_figures_across(views),
+        "io_rows": io_rows(throughput) if not throughput.empty else [],
+        "throughput_png": configuration_bars(
             throughput, "cluster_bytes_per_s", "cluster throughput (MB/s)",
             "cluster throughput = result size / run-step time, median", run_ids) if not throughput.empty else None,
-        "shuffle_rows": rows.shuffle_rows(shuffle) if not shuffle.empty else [],
-        "shuffle_png": figures.configuration_bars(
+        "shuffle_rows": shuffle_rows(shuffle) if not shuffle.empty else [],
+        "shuffle_png": configuration_bars(
             shuffle.assign(workload=shuffle["workload"] + " " + shuffle["application"]), "shuffle_write_bytes",
             "shuffle written (MB)", "shuffle volume per application, median", run_ids) if not shuffle.empty else None,
     }
@@ -226,13 +241,13 @@ def gate_context(table: pd.DataFrame | None, max_slowdown_pct: float | None) -> 
     if table is None:
         return None
     return {"max_slowdown": number(max_slowdown_pct, "%", 1), "failed": len(gate.failed(table)),
-            "rows": rows.gate_rows(table)}
+            "rows": gate_rows(table)}
 
 
 def gate_lines(table: pd.DataFrame, baseline: str, max_slowdown_pct: float) -> list[str]:
     """What `make compare ... MAX_SLOWDOWN=` prints: a verdict per workload and stage, then the overall result."""
     lines = [f"regression gate: against the baseline {baseline}, MAX_SLOWDOWN {number(max_slowdown_pct, '%', 1)}"]
-    for row in rows.gate_rows(table):
+    for row in gate_rows(table):
         lines.append(f"  {row['gate']:<15} {row['workload']}{' ' + row['sweep'] if row['sweep'] else ''} | "
                      f"{row['stage']} | {row['configuration']}: {row['median']} vs {row['baseline_median']} "
                      f"({row['slowdown']}) - {row['reason']}")

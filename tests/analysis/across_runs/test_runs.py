@@ -7,8 +7,10 @@ import pandas as pd
 import pytest
 
 from analysis import statistics
-from analysis.compare import load_runs, write_comparison
-from analysis.comparison import apples_and_oranges, differences, effective_parameters, workload_times
+from analysis.compare_page import load_runs, write_comparison
+from analysis.across_runs.differences import apples_and_oranges, differences
+from analysis.across_runs.runs import effective_parameters
+from analysis.across_runs.times import workload_times
 from conftest import FIXTURES
 
 RUNS = FIXTURES / "runs"

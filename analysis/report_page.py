@@ -3,7 +3,6 @@ figures (analysis.presentation), rendered by templates/report.html.j2."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -14,7 +13,19 @@ from .findings.rules import RULES
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .hibench import hibench_report
 from .parsers.manifest import load_manifest, missing_keys
-from .presentation import figures, findings_export, render_page, rows
+from .presentation.figures.block_requests import offset_figures, request_size_figures
+from .presentation.figures.configurations import cores_figures
+from .presentation.figures.fio import fio_figure
+from .presentation.figures.heatmaps import heatmap_figures
+from .presentation.figures.throughput import backend_throughput_figure, throughput_figures
+from .presentation.rows.findings_section import findings_context
+from .presentation.rows.io_patterns import io_pattern_sections
+from .presentation.rows.overview import overview_rows
+from .presentation.rows.report_tables import (cores_rows, fio_rows, gluster_rows, mr_rows, pfs_client_rows,
+                                              placement_rows, shuffle_model_rows, stage_request_tables, stage_rows,
+                                              workload_io_rows)
+from .presentation import findings_export, render_page
+from .presentation.page_sections import section_failed, storage_sensitivity_section
 from .models import sensitivity
 from .models.iomodel.bandwidths import Bandwidths, bandwidths_of
 from .models.iomodel.configurations import Configuration, configurations_of
@@ -99,15 +110,13 @@ def _describe_profile_value(key: str, value) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-class ReportSectionFailed(UserWarning):
-    """A section of the report could not be built: the report shows its error instead. Warned too, so that the
-    user sees it on stderr and the tests, which turn this warning into an error (pytest.ini), fail on it."""
+def _page(run_dir: Path) -> str:
+    """How the warnings of a failed section name this page."""
+    return f"report of {Path(run_dir).name}"
 
 
 def _section_failed(run_dir: Path, what: str, error: Exception) -> str:
-    note = f"{what} could not be evaluated: {type(error).__name__}: {error}"
-    warnings.warn(f"report of {Path(run_dir).name}: {note}", ReportSectionFailed, stacklevel=3)
-    return note
+    return section_failed(_page(run_dir), what, error, stacklevel=4)
 
 
 def _model_inputs(run_dir: Path, run_id: str, manifest: dict, tables: dict[str, pd.DataFrame]
@@ -135,11 +144,11 @@ def _model_section(run_dir: Path, configs: list[Configuration], bandwidths: Band
 def _overview(run_dir: Path, run_id: str, tables: dict[str, pd.DataFrame], configs: list[Configuration],
               bandwidths: Bandwidths) -> dict:
     """Per measured workload run: where its stage time went, what it moved by path and backend, who served its
-    reads (findings_export.overview_frames), as the page's rows and as findings.json's objects; a failure must not
-    cost the report."""
+    reads (findings_export.overview_frames), as the page's rows and as findings.json's objects; a failure must not cost
+    the report."""
     try:
         frames = findings_export.overview_frames(tables, configs, bandwidths)
-        return {"rows": rows.overview_rows(*frames), "error": "",
+        return {"rows": overview_rows(*frames), "error": "",
                 "json": findings_export.section(findings_export.overview_records(run_id, *frames))}
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = _section_failed(run_dir, "the overview", error)
@@ -165,7 +174,7 @@ def _io_patterns(run_dir: Path, tables: dict[str, pd.DataFrame], spans: pd.DataF
         requests = tables["block_requests"]
         traced = requests["workload_id"].tolist() if "workload_id" in requests else []
         workload_ids = list(dict.fromkeys([*tables["workloads"]["workload_id"].tolist(), *traced]))
-        sections = rows.io_pattern_sections(workload_ids, figures.heatmap_figures(requests, spans, backends, run_id),
+        sections = io_pattern_sections(workload_ids, heatmap_figures(requests, spans, backends, run_id),
                                             access_patterns.common_access_sizes(requests),
                                             access_patterns.sequential_share(requests), backends, tables["sources"])
         return {"sections": sections, "error": ""}
@@ -177,14 +186,11 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[C
                  bandwidths: Bandwidths) -> dict:
     """Each workload's run step on every placement of the run's backends, measured or predicted with the model's
     error on this run (models.sensitivity); a failure must not cost the report."""
-    try:
+    def storage_sensitivity() -> pd.DataFrame:
         profiles = sorted(set(devices.backend_profiles(tables["devices"]).values()))
-        table = sensitivity.storage_sensitivity(configs, profiles, bandwidths)
-        return {**rows.sensitivity_context(table), "error": "",
-                "json": findings_export.section(findings_export.sensitivity_records(table))}
-    except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = _section_failed(run_dir, "the storage sensitivity", error)
-        return {"placements": [], "rows": [], "error": note, "json": findings_export.section(error=note)}
+        return sensitivity.storage_sensitivity(configs, profiles, bandwidths)
+
+    return storage_sensitivity_section(_page(run_dir), storage_sensitivity)
 
 
 def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
@@ -192,11 +198,10 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict
     try:
         statuses, table = engine.evaluate(RULES, tables, noise)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
-        note = f"the findings could not be evaluated: {type(error).__name__}: {error}"
-        warnings.warn(f"report of {run_id}: {note}", ReportSectionFailed, stacklevel=2)
+        note = section_failed(f"report of {run_id}", "the findings", error)
         empty = pd.DataFrame(columns=engine.COLUMNS)
-        return {**rows.findings_context([], empty, noise), "error": note}, [], empty
-    return rows.findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
+        return {**findings_context([], empty, noise), "error": note}, [], empty
+    return findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
 
 def build_context(run_dir: Path) -> dict:
@@ -204,6 +209,7 @@ def build_context(run_dir: Path) -> dict:
     tables = read_tables(run_dir)
     run_id = manifest.get("run_id") or Path(run_dir).name
     spans = metrics.phase_spans(tables["stages"], tables["mr_jobs"])
+    fio_curves = metrics.fio_curves(tables["fio"])
     steps = tables["steps"].assign(duration=lambda f: f["duration_s"].map(lambda v: number(v, "s", 1)),
                                    workload_id=lambda f: f["workload_id"].fillna(""))
     workloads = tables["workloads"].assign(
@@ -217,7 +223,7 @@ def build_context(run_dir: Path) -> dict:
     requests, stages = tables["block_requests"], tables["stages"]
     model = metrics.shuffle_request_size_model(requests, stages, devices.local_devices(tables["workloads"],
                                                                                       tables["devices"]))
-    cores, cores_rows = rows.cores_rows(by_cores)
+    cores, per_stage_and_cores = cores_rows(by_cores)
     by_placement = metrics.run_time_by_placement(tables["workloads"])
     noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
     section, statuses, found = _findings(run_id, tables, noise)
@@ -238,19 +244,19 @@ def build_context(run_dir: Path) -> dict:
         "problems": _problems(manifest, tables),
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),
-        "workload_io_rows": rows.workload_io_rows(tables),
-        "placement_rows": rows.placement_rows(by_placement, noise),
-        "cores": cores, "cores_rows": cores_rows, "cores_figures": figures.cores_figures(by_cores, run_id),
-        "stage_rows": rows.stage_rows(tables["stages"]), "mr_rows": rows.mr_rows(tables["mr_jobs"], tables["mr_counters"]),
-        "gluster_rows": rows.gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
-        "pfs_client_rows": rows.pfs_client_rows(tables["pfs_client"]),
-        "fio_rows": rows.fio_rows(tables["fio"]), "fio_png": figures.fio_figure(tables["fio"], run_id),
-        "size_figures": figures.request_size_figures(tables["block_requests"], run_id),
-        "throughput_figures": figures.throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
-        "stage_request_tables": rows.stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
-        "shuffle_model_rows": rows.shuffle_model_rows(model, backends),
-        "offset_figures": figures.offset_figures(requests, backends, run_id),
-        "monitoring_png": figures.backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
+        "workload_io_rows": workload_io_rows(tables),
+        "placement_rows": placement_rows(by_placement, noise),
+        "cores": cores, "cores_rows": per_stage_and_cores, "cores_figures": cores_figures(by_cores, run_id),
+        "stage_rows": stage_rows(tables["stages"]), "mr_rows": mr_rows(tables["mr_jobs"], tables["mr_counters"]),
+        "gluster_rows": gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
+        "pfs_client_rows": pfs_client_rows(tables["pfs_client"]),
+        "fio_rows": fio_rows(fio_curves), "fio_png": fio_figure(fio_curves, run_id),
+        "size_figures": request_size_figures(tables["block_requests"], run_id),
+        "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
+        "stage_request_tables": stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),
+        "shuffle_model_rows": shuffle_model_rows(model, backends),
+        "offset_figures": offset_figures(requests, backends, run_id),
+        "monitoring_png": backend_throughput_figure(metrics.backend_throughput(tables["prometheus_series"]),
                                                             tables["workloads"], run_id),
         "sources": tables["sources"].to_dict("records"),
         "model": _model_section(run_dir, configs, bandwidths, configs_failed),
@@ -280,6 +286,6 @@ def write_findings(run_dir: Path, context: dict) -> tuple[Path, Path]:
     table_path = safeio.directory(run_dir / TABLES) / FINDINGS_TABLE
     with safeio.replacing(table_path) as handle:
         context["findings_table"].to_parquet(handle, index=False)
-    text = findings_export.as_json(context["run_id"], context["findings_statuses"], context["findings_table"],
-                                   context["noise"], context["overview"]["json"], context["sensitivity"]["json"])
+    text = findings_export.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"],
+                            context["overview"]["json"], context["sensitivity"]["json"])
     return safeio.write_text(run_dir / FINDINGS, text), table_path

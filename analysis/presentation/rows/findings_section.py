@@ -1,0 +1,39 @@
+"""The Findings section of both pages (templates/_findings.html.j2): the rules that fired with their evidence,
+the quiet ones, those without data, and the noise level a difference had to exceed."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ... import statistics
+from ...formatting import number
+
+
+def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) -> dict:
+    """The findings section: one group per rule that fired (its title, action and evidence lines, the first
+    `shown` open and the rest folded), then the rules that did not fire and those the run had no data for."""
+    groups = []
+    for status in statuses:
+        if status["status"] != "fired":
+            continue
+        mine = table[table["rule"] == status["rule"]]
+        lines = [{"where": f"{r['workload_id']}" + (f" · {r['run']}" if r.get("run") else ""), "evidence": r["evidence"]}
+                 for r in mine.to_dict("records")]
+        groups.append({"rule": status["rule"], "title": status["title"], "action": status["action"],
+                       "lines": lines[:shown], "more": lines[shown:]})
+    return {"groups": groups,
+            "quiet": [s["rule"] for s in statuses if s["status"] == "did not fire"],
+            "no_data": [f"{s['rule']} ({s['why']})" for s in statuses if s["status"] == "no data"]}
+
+
+def noise_text(noise: statistics.Noise | None) -> str:
+    if noise is None:
+        return ("No noise level of this host is known (no configuration was repeated): a configuration with one run "
+                "cannot be told apart from another.")
+    return f"Noise of this host: {number(noise.pct, '%', 1)} ({noise.source}); a difference must exceed it to count."
+
+
+def findings_context(statuses: list[dict], table: pd.DataFrame, noise: statistics.Noise | None,
+                     files: str = "") -> dict:
+    """The Findings section (templates/_findings.html.j2) of either page."""
+    return {**finding_groups(statuses, table), "statistics": statistics.METHOD, "noise": noise_text(noise),
+            "files": files, "error": ""}
