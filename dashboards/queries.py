@@ -98,6 +98,25 @@ _IOWAIT, _IDLE = ', mode="iowait"', ', mode="idle"'
 DISK_LEGEND = "{{node}} {{backend}} ({{device}})"
 IO, CLUSTER = "io", "cluster"
 
+def _per_request(query_id, title, total, requests, unit):
+    """A device's `total` (bytes, seconds) per completed request, in the Requests row."""
+    return Query(query_id, title, _ratio(total, requests), unit, DISK_LEGEND, IO, "Requests")
+
+
+def _network(direction):
+    """Bytes per second a node's network interfaces move in `direction` (receive, transmit)."""
+    return Query(f"network_{direction}_bytes", f"Network {direction}",
+                 f'rate(node_network_{direction}_bytes_total{{{_node()}}}[{RATE_WINDOW}])',
+                 "Bps", "{{node}} {{device}}", IO, "Node")
+
+
+def _datanode_bytes(direction, participle):
+    """Bytes per second the DataNodes read or wrote (their JMX counter `BytesRead`, `BytesWritten`)."""
+    counter = _hadoop(f"hadoop_datanode_bytes{participle}", "datanode")
+    return Query(f"hdfs_datanode_{direction}_bytes", f"DataNode bytes {participle}",
+                 f"sum by (cluster, node) (rate({counter}[{RATE_WINDOW}]))", "Bps", "{{node}}", CLUSTER, "HDFS")
+
+
 QUERIES = (
     Query("disk_read_bytes", "Read throughput", _disk_rate("node_disk_read_bytes_total"),
           "Bps", DISK_LEGEND, IO, "Devices"),
@@ -107,18 +126,14 @@ QUERIES = (
           "iops", DISK_LEGEND, IO, "Devices"),
     Query("disk_write_iops", "Write IOPS", _disk_rate("node_disk_writes_completed_total"),
           "iops", DISK_LEGEND, IO, "Devices"),
-    Query("disk_read_request_size", "Average read request size (bytes / requests)",
-          _ratio("node_disk_read_bytes_total", "node_disk_reads_completed_total"),
-          "bytes", DISK_LEGEND, IO, "Requests"),
-    Query("disk_write_request_size", "Average write request size (bytes / requests)",
-          _ratio("node_disk_written_bytes_total", "node_disk_writes_completed_total"),
-          "bytes", DISK_LEGEND, IO, "Requests"),
-    Query("disk_read_await", "Read await (time per completed read)",
-          _ratio("node_disk_read_time_seconds_total", "node_disk_reads_completed_total"),
-          "s", DISK_LEGEND, IO, "Requests"),
-    Query("disk_write_await", "Write await (time per completed write)",
-          _ratio("node_disk_write_time_seconds_total", "node_disk_writes_completed_total"),
-          "s", DISK_LEGEND, IO, "Requests"),
+    _per_request("disk_read_request_size", "Average read request size (bytes / requests)",
+                 "node_disk_read_bytes_total", "node_disk_reads_completed_total", "bytes"),
+    _per_request("disk_write_request_size", "Average write request size (bytes / requests)",
+                 "node_disk_written_bytes_total", "node_disk_writes_completed_total", "bytes"),
+    _per_request("disk_read_await", "Read await (time per completed read)",
+                 "node_disk_read_time_seconds_total", "node_disk_reads_completed_total", "s"),
+    _per_request("disk_write_await", "Write await (time per completed write)",
+                 "node_disk_write_time_seconds_total", "node_disk_writes_completed_total", "s"),
     # iostat's aqu-sz: the weighted I/O time grows by the number of requests in flight every second.
     Query("disk_queue_depth", "Average queue depth", _disk_rate("node_disk_io_time_weighted_seconds_total"),
           "short", DISK_LEGEND, IO, "Requests"),
@@ -130,12 +145,8 @@ QUERIES = (
     Query("cpu_busy", "CPU busy (share of all cores)",
           f'1 - avg by (cluster, node) (rate(node_cpu_seconds_total{{{_node(_IDLE)}}}[{RATE_WINDOW}]))',
           "percentunit", "{{node}}", IO, "Node"),
-    Query("network_receive_bytes", "Network receive",
-          f'rate(node_network_receive_bytes_total{{{_node()}}}[{RATE_WINDOW}])',
-          "Bps", "{{node}} {{device}}", IO, "Node"),
-    Query("network_transmit_bytes", "Network transmit",
-          f'rate(node_network_transmit_bytes_total{{{_node()}}}[{RATE_WINDOW}])',
-          "Bps", "{{node}} {{device}}", IO, "Node"),
+    _network("receive"),
+    _network("transmit"),
 
     Query("hdfs_capacity_used", "HDFS capacity used",
           _hadoop("hadoop_namenode_capacityused", "namenode", ', name=~"(?i)FSNamesystem"'),
@@ -143,12 +154,8 @@ QUERIES = (
     Query("hdfs_live_datanodes", "Live DataNodes",
           _hadoop("hadoop_namenode_numlivedatanodes", "namenode", ', name=~"(?i)FSNamesystemState"'),
           "short", "{{cluster}}", CLUSTER, "HDFS"),
-    Query("hdfs_datanode_write_bytes", "DataNode bytes written",
-          f'sum by (cluster, node) (rate({_hadoop("hadoop_datanode_byteswritten", "datanode")}[{RATE_WINDOW}]))',
-          "Bps", "{{node}}", CLUSTER, "HDFS"),
-    Query("hdfs_datanode_read_bytes", "DataNode bytes read",
-          f'sum by (cluster, node) (rate({_hadoop("hadoop_datanode_bytesread", "datanode")}[{RATE_WINDOW}]))',
-          "Bps", "{{node}}", CLUSTER, "HDFS"),
+    _datanode_bytes("write", "written"),
+    _datanode_bytes("read", "read"),
     Query("yarn_active_nodemanagers", "Active NodeManagers",
           _hadoop("hadoop_resourcemanager_numactivenms", "resourcemanager", ', name=~"(?i)ClusterMetrics"'),
           "short", "{{cluster}}", CLUSTER, "YARN"),
