@@ -175,19 +175,29 @@ def known_variables():
     return tuple(n for n in role_variables() if n.startswith("spillway_"))
 
 
-@functools.cache
 def role_variables():
-    """Every variable an inventory may set besides Ansible's own (ansible_*): the schema's and the roles' (defaults
-    and argument specs). Read once per process (the roles are this checkout's): 36 YAML files were most of an
-    inventory's validation."""
-    names = set(_schema()["properties"])
+    """Every variable an inventory may set besides Ansible's own (ansible_*): the schema's and the roles'."""
+    return tuple(sorted(role_defaults()))
+
+
+@functools.cache
+def role_defaults():
+    """Every variable an inventory may set besides Ansible's own (ansible_*) -> the roles' default, which gives its
+    type (None for the schema's variables, which the schema types, and those only an argument spec names). Read once
+    per process (the roles are this checkout's): 36 YAML files were most of an inventory's validation."""
+    schema = _schema()["properties"]
+    defaults = dict.fromkeys(schema)
     roles = REPO / "playbooks" / "roles"
+    for defaults_file in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
+        defaults.update({k: v for k, v in (yaml.safe_load(defaults_file.read_text()) or {}).items() if k not in schema})
+    # An argument spec's type beats a default's, which may be a Jinja expression: a value of that type stands for it.
+    of_type = {"int": 0, "float": 0.0, "bool": False, "str": "", "path": "", "list": [], "dict": {}}
     for spec_file in roles.glob("*/meta/argument_specs.yml"):
         for spec in (yaml.safe_load(spec_file.read_text()).get("argument_specs") or {}).values():
-            names |= set((spec or {}).get("options") or {})
-    for defaults in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
-        names |= set(yaml.safe_load(defaults.read_text()) or {})
-    return tuple(sorted(names))
+            for name, option in ((spec or {}).get("options") or {}).items():
+                if name not in schema:
+                    defaults[name] = of_type.get((option or {}).get("type"), defaults.get(name))
+    return defaults
 
 
 def _field(error):
@@ -247,6 +257,7 @@ def load(name, check_overlaps=True):
                                    "remove it (the roles' variables are in playbooks/roles/*/defaults/)"))
     problems += inventory_values.host_problems(hosts_file, set(host_vars).union(*groups.values()), eff.sources)
     problems += inventory_values.non_finite_problems(eff.sources)
+    problems += inventory_values.type_problems(eff.sources, role_defaults())
 
     def where(variable):
         source = eff.all_sources.get(variable)

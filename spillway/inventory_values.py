@@ -77,6 +77,32 @@ def non_finite_problems(sources):
     return sorted(problems)
 
 
+def value_kind(value):
+    kinds = [(bool, "true or false"), ((int, float), "a number"), (str, "text"), (list, "a list"), (dict, "a mapping")]
+    return next((name for types, name in kinds if isinstance(value, types)), type(value).__name__)
+
+
+def templated(value):
+    return isinstance(value, str) and "{{" in value
+
+
+def type_problems(sources, defaults):
+    """A variable the roles read given a value of another kind than their default's (text for a number, a list for a
+    mapping...), naming the field; `defaults` variable -> the roles' default (None: typed elsewhere, or computed).
+    A Jinja expression on either side is Ansible's to render."""
+    problems = []
+    for place, values in sources:
+        for name, value in (values or {}).items():
+            default = defaults.get(name)
+            if default is None or value is None or templated(default) or templated(value):
+                continue
+            if value_kind(value) != value_kind(default):
+                problems.append(f"{place}: {name}: {str(value)[:80]!r} is {value_kind(value)}, where the roles read "
+                                f"{value_kind(default)} (their default: {str(default)[:80]!r}); give "
+                                f"{value_kind(default)}")
+    return problems
+
+
 def kind_of(mode):
     """What a non-regular file is, in words."""
     kinds = [(stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),

@@ -90,6 +90,17 @@ def test_a_variable_no_role_reads_is_refused_with_did_you_mean(inventories):
     assert "did you mean 'hdfs_replication'?" in problem
 
 
+@pytest.mark.parametrize("variable, value, kind", [
+    ("hdfs_replication", "2; touch /tmp/x", "where the roles read a number"),
+    ("hdfs_replication", [2], "where the roles read a number"),
+    ("hadoop_yarn_site_extra_conf", ["a"], "where the roles read a mapping"),
+    ("hadoop_wipe_namenode", "yes", "where the roles read true or false"),
+])
+def test_a_role_variable_of_another_kind_than_its_default_is_refused(inventories, variable, value, kind):
+    edit_yaml(inventories / "local" / "group_vars" / "all.yml", lambda d: d.update({variable: value}))
+    named(problems_of("local"), f"{variable}:", kind)
+
+
 @pytest.mark.parametrize("value", ["/usr/bin/python3; touch /tmp/x", "python3", "/usr/bin/$(id -u)", 3])
 def test_workload_python_interpreter_is_a_safe_absolute_path(inventories, value):
     edit_yaml(inventories / "local" / "group_vars" / "all.yml", lambda d: d.update(workload_python_interpreter=value))
