@@ -190,3 +190,14 @@ def test_the_first_check_without_pyyaml_passes_the_shipped_hosts_and_refuses_hos
         hostile = text.replace("workers:\n      hosts:\n", f"workers:\n      hosts:\n        \"{name}\":\n", 1)
         assert "is no plain name" in " ".join(inventory_values.hosts_yml_problems("hosts.yml", hostile)), name
     assert inventory_values.hosts_yml_problems("hosts.yml", "all:\n  hosts:\n    a: {ansible_host: -oProxyCommand=x}\n")
+
+
+def test_a_huge_file_in_another_inventory_does_not_exhaust_validation(tmp_path, decoy, cluster_name):
+    """Validation reads every other inventory to compare resources: a 3 GiB group_vars file there was read whole
+    (then found over 1 MiB) under every inventory's validation: a MemoryError under `ulimit -v`."""
+    repo = scratch_repo(tmp_path)
+    copy_cluster(repo / "inventories", "local", cluster_name, spillway_root=str(decoy.parent))
+    with open(repo / "inventories" / "emu" / "group_vars" / "workers.yml", "wb") as sparse:
+        sparse.truncate(3 * 2**30)
+    result = limited(sys.executable, "-m", "spillway", "validate", "--cluster", cluster_name, cwd=repo, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
