@@ -81,6 +81,12 @@ def load_runs(refs: list[str]) -> list[Run]:
         runs.append(Run(run_dir, manifest.get("run_id") or run_dir.name, manifest, tables))
     if len({r.run_dir for r in runs}) < len(runs):
         raise CompareError("the same run is named twice: compare distinct runs")
+    for n, run in enumerate(runs):
+        twin = next((r for r in runs[:n] if r.run_id == run.run_id), None)
+        if twin is not None:  # every table, column and verdict of a comparison is keyed by the run's id
+            raise CompareError(f"{twin.run_dir} and {run.run_dir} both have run_id '{run.run_id}' in their "
+                               "manifest.json (a copy of one run?): a comparison tells runs apart by their ids; "
+                               "compare distinct runs")
     label_runs(runs)
     key_by_effective_parameters(runs)
     return runs

@@ -13,7 +13,7 @@ import re
 import sys
 from pathlib import Path
 
-from spillway import INVENTORIES, PLAYBOOKS, WORKLOADS
+from spillway import INVENTORIES, PLAYBOOKS, WORKLOADS, inventory_values
 from spillway.workload_groups import GROUPS, expand
 
 SCALES = ("tiny", "small", "large", "huge")
@@ -45,7 +45,13 @@ def check_cluster(cluster):
         return [f"unknown cluster '{cluster}': there is no inventories/{cluster}/hosts.yml. "
                 f"Clusters: {', '.join(clusters)}. Use CLUSTER=<one of them>, or add "
                 f"inventories/{cluster}/ (see README, 'Add a cluster')."]
-    text = "".join(p.read_text() for p in (INVENTORIES / cluster).rglob("*.yml"))
+    # Hostile names are refused here, before make builds the venv or runs anything with the inventory.
+    files, problems = inventory_values.folder_files(INVENTORIES / cluster, INVENTORIES.parent)
+    problems = problems or inventory_values.hosts_yml_problems(
+        f"inventories/{cluster}/hosts.yml", load_yaml(INVENTORIES / cluster / "hosts.yml", raw=True))
+    if problems:
+        return problems
+    text = "".join(p.read_text() for p in files if p.suffix == ".yml")
     if "kind: emulated" in text and os.geteuid() != 0:
         return [f"cluster '{cluster}' uses emulated storage (loop devices, blkio throttles, mounts), "
                 "which needs root. Run as root (sudo make ...), or point its backends at real mounts "
@@ -65,14 +71,20 @@ PORT_MAP = PLAYBOOKS / "roles" / "common" / "defaults" / "main" / "ports.json"
 GRAFANA_SETTING = "spillway_monitoring.grafana.port"
 
 
-def load_yaml(path):
-    """Parse an inventory's YAML file: PyYAML when the system python has it, else the subset inventories use."""
+def load_yaml(path, raw=False):
+    """Parse an inventory's YAML file: PyYAML when the system python has it, else the subset inventories use (raw:
+    else the text itself). None when PyYAML cannot parse it (the full validation names why)."""
     text = Path(path).read_text()
     try:
         import yaml
     except ImportError:
-        return parse_simple_yaml(text)
-    return yaml.safe_load(text) or {}
+        return text if raw else parse_simple_yaml(text)
+    try:
+        return yaml.safe_load(text) or {}
+    except yaml.YAMLError:
+        if raw:
+            return None
+        raise
 
 
 def parse_simple_yaml(text):

@@ -3,6 +3,8 @@
 import hashlib
 from pathlib import Path
 
+from spillway.inventory_values import hash_file
+
 
 def files_under(folder):
     """Every file below `folder`, sorted; Python's bytecode caches are no input."""
@@ -12,15 +14,16 @@ def files_under(folder):
 
 def digest(repo, paths, labelled=()):
     """sha256 (hex) of the files `paths`, each named relative to `repo` when below it, then of the (label, bytes)
-    pairs `labelled`; each part is framed by its label and length, so no two different inputs run together."""
+    pairs `labelled`; each part is framed by its label and length, so no two different inputs run together. Files are
+    read as streams, regular files of at most inventory_values.FILE_MAX_BYTES only (else FileRefused, naming it)."""
     h = hashlib.sha256()
 
-    def add(label, data):
-        h.update(f"{label}\0{len(data)}\0".encode())
-        h.update(data)
+    def framed(label):
+        return lambda size: f"{label}\0{size}\0".encode()
 
     for path in paths:
-        add(str(path.relative_to(repo) if path.is_relative_to(repo) else path), path.read_bytes())
+        hash_file(h.update, path, header=framed(path.relative_to(repo) if path.is_relative_to(repo) else path))
     for label, data in labelled:
-        add(label, data)
+        h.update(framed(label)(len(data)))
+        h.update(data)
     return h.hexdigest()

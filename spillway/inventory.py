@@ -17,12 +17,12 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from spillway import INVENTORIES, REPO, inventory_files, resources, versions
+from spillway import INVENTORIES, REPO, inventory_files, inventory_values, resources, versions
 from spillway.inventory_files import ROLE_GROUPS
 from spillway.cluster_check import available_clusters
 
 # Paths the harness creates, deletes and passes to shell commands: the schema's safe_path, also per host.
-PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir")
+PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir", "workload_python_interpreter")
 # Hosts that serve the cluster without running its daemons: the servers of a GlusterFS volume the harness builds
 # for a pfs backend (docs/pfs.md). Optional.
 SERVICE_GROUPS = ("pfs_servers",)
@@ -97,7 +97,8 @@ class Inventory:
             if name in given:
                 argv += [option, given[name]]
         argv += shlex.split(given.get("ansible_ssh_common_args", "")) + shlex.split(given.get("ansible_ssh_extra_args", ""))
-        return argv + [given.get("ansible_host", host)]
+        # "--": a host name is never taken for one of ssh's options (validation refuses a leading '-' too)
+        return argv + ["--", given.get("ansible_host", host)]
 
     @property
     def jvm_jit(self):
@@ -169,18 +170,34 @@ def role_default(role, name):
     raise KeyError(f"role {role} has no default {name}")
 
 
-@functools.cache
 def known_variables():
-    """Every spillway_* variable an inventory may set: the schema's and the roles' (defaults and argument specs).
-    Read once per process (the roles are this checkout's): 36 YAML files were most of an inventory's validation."""
-    names = set(_schema()["properties"])
+    """Every spillway_* variable an inventory may set: the schema's and the roles' (defaults and argument specs)."""
+    return tuple(n for n in role_variables() if n.startswith("spillway_"))
+
+
+def role_variables():
+    """Every variable an inventory may set besides Ansible's own (ansible_*): the schema's and the roles'."""
+    return tuple(sorted(role_defaults()))
+
+
+@functools.cache
+def role_defaults():
+    """Every variable an inventory may set besides Ansible's own (ansible_*) -> the roles' default, which gives its
+    type (None for the schema's variables, which the schema types, and those only an argument spec names). Read once
+    per process (the roles are this checkout's): 36 YAML files were most of an inventory's validation."""
+    schema = _schema()["properties"]
+    defaults = dict.fromkeys(schema)
     roles = REPO / "playbooks" / "roles"
+    for defaults_file in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
+        defaults.update({k: v for k, v in (yaml.safe_load(defaults_file.read_text()) or {}).items() if k not in schema})
+    # An argument spec's type beats a default's, which may be a Jinja expression: a value of that type stands for it.
+    of_type = {"int": 0, "float": 0.0, "bool": False, "str": "", "path": "", "list": [], "dict": {}}
     for spec_file in roles.glob("*/meta/argument_specs.yml"):
         for spec in (yaml.safe_load(spec_file.read_text()).get("argument_specs") or {}).values():
-            names |= set((spec or {}).get("options") or {})
-    for defaults in [*roles.glob("*/defaults/main.yml"), *roles.glob("*/defaults/main/*.yml")]:
-        names |= set(yaml.safe_load(defaults.read_text()) or {})
-    return tuple(sorted(n for n in names if n.startswith("spillway_")))
+            for name, option in ((spec or {}).get("options") or {}).items():
+                if name not in schema:
+                    defaults[name] = of_type.get((option or {}).get("type"), defaults.get(name))
+    return defaults
 
 
 def _field(error):
@@ -201,6 +218,9 @@ def load(name, check_overlaps=True):
                               f"Clusters: {', '.join(available_clusters())}"])
     hosts_file = root / "hosts.yml"
     vars_file = root / "group_vars" / "all.yml"
+    files, file_problems = inventory_values.folder_files(root, INVENTORIES.parent)
+    if file_problems:  # before any file is read: a FIFO would block, /dev/zero never end
+        raise InventoryError(file_problems)
     try:
         eff = inventory_files.read(root)
     except inventory_files.InventoryFileError as err:
@@ -223,14 +243,21 @@ def load(name, check_overlaps=True):
             problems.append(f"{hosts_file}: host '{host}' has no role: put it under one of "
                             f"{', '.join(ROLE_GROUPS + SERVICE_GROUPS)} (or remove it)")
 
-    known = known_variables()
+    known = role_variables()
     for source, values in eff.sources:
         for variable in values:
-            if variable.startswith("spillway_") and variable not in known:
-                close = difflib.get_close_matches(variable, known, n=1, cutoff=0.6)
-                problems.append(f"{source}: {variable}: not a spillway variable (Ansible would pass it on unused); "
+            if variable not in known and not str(variable).startswith("ansible_"):
+                spillway = str(variable).startswith("spillway_")
+                close = difflib.get_close_matches(str(variable), known, n=1, cutoff=0.6)
+                problems.append(f"{source}: {variable}: " + ("not a spillway variable" if spillway else
+                                "not a variable of the harness's roles, nor one of Ansible's (ansible_*)")
+                                + " (Ansible would pass it on unused); "
                                 + (f"did you mean '{close[0]}'?" if close else
-                                   f"the variables are {', '.join(known)}"))
+                                   f"the variables are {', '.join(known_variables())}" if spillway else
+                                   "remove it (the roles' variables are in playbooks/roles/*/defaults/)"))
+    problems += inventory_values.host_problems(hosts_file, set(host_vars).union(*groups.values()), eff.sources)
+    problems += inventory_values.non_finite_problems(eff.sources)
+    problems += inventory_values.type_problems(eff.sources, role_defaults())
 
     def where(variable):
         source = eff.all_sources.get(variable)
@@ -255,10 +282,10 @@ def load(name, check_overlaps=True):
     if problems:
         raise InventoryError(problems)
 
-    files = sorted(p for p in root.rglob("*") if p.is_file())
     digest = hashlib.sha256()
     for path in files:
-        digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+        label = f"{path.relative_to(root)}\0".encode()
+        inventory_values.hash_file(digest.update, path, header=lambda _, label=label: label)
     return Inventory(name=name, path=root, groups={g: sorted(set(h)) for g, h in groups.items()},
                      host_vars=host_vars, variables=variables, digest=digest.hexdigest(),
                      files=[str(p.relative_to(INVENTORIES.parent)) for p in files])

@@ -11,10 +11,13 @@ reads files a user edits by hand and runs as root before anything is touched, so
 the YAML parser or of a wrong type through.
 """
 import difflib
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
+
+from spillway import inventory_values
 
 # The groups of a cluster's roles: every inventory has a host in each (spillway.inventory), and what another
 # inventory holds is read from its hosts in these (spillway.resources).
@@ -63,7 +66,12 @@ def read_yaml(path, what):
     (e.g. 'the cluster's variables'), for the messages."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) and not stat.S_ISDIR(info.st_mode):  # a FIFO blocks, /dev/zero never ends
+            raise InventoryFileError([f"{path}: {inventory_values.kind_of(info.st_mode)}, not a regular file; it "
+                                      f"should be a YAML file holding {what}"])
+        with open(path, "rb") as stream:
+            raw = stream.read(MAX_BYTES + 1)
     except FileNotFoundError:
         raise InventoryFileError([f"{path}: missing; it should hold {what}"]) from None
     except IsADirectoryError:
@@ -71,7 +79,7 @@ def read_yaml(path, what):
     except OSError as err:
         raise InventoryFileError([f"{path}: cannot be read ({err.strerror}); it should hold {what}"]) from None
     if len(raw) > MAX_BYTES:
-        raise InventoryFileError([f"{path}: {len(raw)} bytes, over the 1 MiB an inventory file may have; "
+        raise InventoryFileError([f"{path}: {info.st_size} bytes, over the 1 MiB an inventory file may have; "
                                   f"it should hold only {what}"])
     try:
         text = raw.decode("utf-8")

@@ -113,7 +113,44 @@ def resumable_manifest(path):
     scale = parameters.get("scale", "tiny")
     if not isinstance(scale, str) or not PLAIN_NAME.fullmatch(scale):
         refuse("parameters.scale", "not a plain scale name")
+    for field, problem in plan_parameter_problems(parameters):
+        refuse(f"parameters.{field}", problem)
     return manifest
+
+
+# The most repetitions a resumed run may ask for: the plan's own size limit (spillway.bench.plan) bounds the rest.
+MAX_REPEAT = 10_000
+RELEASE = re.compile(r"[0-9][0-9A-Za-z.-]{0,31}")
+
+
+def whole(value, least, most):
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
+
+
+def plan_parameter_problems(parameters):
+    """(field, problem) for each value of the manifest's `parameters` a resume plans with that is not of its type:
+    whole numbers in their range, switches true or false, names plain. Absent ones are as runs recorded them before
+    the option existed (spillway.bench.resume.recorded_parameters)."""
+    problems = []
+    if not whole(parameters.get("repeat"), 1, MAX_REPEAT):
+        problems.append(("repeat", f"{str(parameters.get('repeat'))[:40]!r} is not a whole number from 1 to "
+                                   f"{MAX_REPEAT}"))
+    for switch in ("warmup", "drop_caches", "storage_probe"):
+        if switch in parameters and not isinstance(parameters[switch], bool):
+            problems.append((switch, f"{str(parameters[switch])[:40]!r} is not true or false"))
+    if parameters.get("monitoring") is not None and not isinstance(parameters["monitoring"], bool):
+        problems.append(("monitoring", f"{str(parameters['monitoring'])[:40]!r} is not true, false or null"))
+    lists = {"executor_cores": lambda c: c is None or whole(c, 1, 4096),
+             "spark_versions": lambda v: v is None or isinstance(v, str) and bool(RELEASE.fullmatch(v)),
+             "placements": lambda p: isinstance(p, dict) and set(p) == {"hdfs", "local"}
+             and all(isinstance(b, str) and PLAIN_NAME.fullmatch(b) for b in p.values())}
+    what = {"executor_cores": "null or a whole number from 1 to 4096", "spark_versions": "null or a release name",
+            "placements": "an object of backend names {hdfs, local}"}
+    for field, valid in lists.items():
+        values = parameters.get(field, [])
+        if not isinstance(values, list) or not values and field in parameters or not all(map(valid, values)):
+            problems.append((field, f"not a non-empty list, each {what[field]}"))
+    return problems
 
 
 def move_outputs_aside(tree, workload_id, dest):

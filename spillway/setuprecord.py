@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from spillway import REPO, input_digests
+from spillway.inventory_values import FileRefused
 
 # The role common's spillway_cache_dir; no inventory of this repository changes it.
 CACHE_DIR = Path("/var/cache/spillway")
@@ -93,10 +94,14 @@ def unchanged(cluster, cache_dir=CACHE_DIR, repo=REPO):
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) == 2 and argv[0] in ("digest", "unchanged"):
-        if argv[0] == "digest":
-            print(inputs_digest(argv[1]))
-            return 0
-        same, why = unchanged(argv[1])
+        try:
+            if argv[0] == "digest":
+                print(inputs_digest(argv[1]))
+                return 0
+            same, why = unchanged(argv[1])
+        except FileRefused as refused:
+            print(f"error: setup inputs of cluster '{argv[1]}': {refused}", file=sys.stderr)
+            return 2
         print(why)
         return 0 if same else 1
     if len(argv) < 2 or argv[0] != "check":

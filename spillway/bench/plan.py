@@ -1,5 +1,6 @@
 """A bench's plan: the workload runs (sweep points x placements x executor cores x repetitions), validated before
 anything is touched, and the steps each one has."""
+import math
 from dataclasses import dataclass
 from itertools import groupby
 
@@ -80,6 +81,29 @@ def parse_cores(text):
     if any(c < 1 for c in cores):
         raise workloads_mod.WorkloadError(f"CORES: '{text}': every value must be 1 or more")
     return cores
+
+
+# The most workload-run steps (each run's begin, prepare, run, validate and end) a plan may have. A year of a
+# cluster's benches is far below; a sweep of millions of points (PARAMS with a huge list, the product of several
+# lists, CORES, VERSIONS, REPEAT) would exhaust memory while the plan is built, so it is refused before.
+MAX_PLAN_STEPS = 1_000_000
+STEPS_PER_RUN = 2 + len(workloads_mod.STEPS)
+
+
+def refuse_a_huge_plan(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line,
+                       spark_versions):
+    """WorkloadError, with the limit, when the plan would hold more than MAX_PLAN_STEPS steps: counted from the
+    sweeps' lengths before any point is expanded (every run counted with every Spark release: an upper bound)."""
+    runs = 0
+    for workload in chosen:
+        values = workload.parameters(scale, workloads_mod.overrides_for(workload, from_inventory, from_command_line))
+        points = math.prod(len(v) for v in values.values() if isinstance(v, list))
+        runs += points * len(placement_list) * len(cores) * (repeat + bool(warmup)) * len(spark_versions)
+    if runs * STEPS_PER_RUN > MAX_PLAN_STEPS:
+        raise workloads_mod.WorkloadError(
+            f"the plan has up to {runs} workload runs ({runs * STEPS_PER_RUN} steps: sweep points x placements x CORES "
+            f"x repetitions x VERSIONS), over the limit of {MAX_PLAN_STEPS} steps a bench may plan; sweep fewer "
+            "values, or split the sweep over several benches")
 
 
 def steps_with_commands(workload, params):
@@ -202,8 +226,8 @@ def new_plan(cluster, workload_names, scale, repeat, params="", cores="", placem
 def run_settings(inventory, repeat, warmup, monitoring):
     """The warm-up and the monitoring override of a bench of `repeat` repetitions, the override put in the
     inventory's variables; REPEAT checked."""
-    if repeat < 1:
-        raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more, got {repeat}")
+    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
+        raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more (a whole number), got {repeat!r}")
     # MONITORING=0/1 beats the inventory for this bench (e.g. to measure the monitoring's own overhead): every
     # playbook and the bench's own Prometheus client see the same settings.
     override = None
@@ -224,6 +248,8 @@ def plan_of(inventory, workload_names, from_command_line, *, scale, repeat, warm
                                   "spillway_workload_parameters", other_workloads_ok=True)
     workloads_mod.check_overrides(chosen, from_command_line, "PARAMS")
     overrides = {"inventory": from_inventory, "command_line": {str(k): v for k, v in from_command_line.items()}}
+    refuse_a_huge_plan(chosen, scale, placements, cores, repeat, warmup, from_inventory, from_command_line,
+                       spark_versions)
     instances = workload_runs(chosen, scale, placements, cores, repeat, warmup, from_inventory, from_command_line,
                               spark_versions)
     if storage_probe:

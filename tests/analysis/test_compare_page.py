@@ -145,6 +145,17 @@ def test_bad_input_exits_2(two_runs, tmp_path, capsys):
     assert not (tmp_path / "cmp").exists()
 
 
+def test_two_runs_with_the_same_run_id_are_refused_naming_both(two_runs, tmp_path, capsys):
+    """A copy of a run (its manifest's run_id unchanged) ended in an AttributeError: every table of a comparison is
+    keyed by run id."""
+    copy = tmp_path / "copy-of-hdd"
+    shutil.copytree(two_runs[0], copy)
+    assert main(["compare", str(two_runs[0]), str(copy), "--out", str(tmp_path / "cmp")]) == 2
+    err = capsys.readouterr().err
+    assert f"{two_runs[0]} and {copy} both have run_id '20261121-170000-hdd'" in err and "Traceback" not in err
+    assert not (tmp_path / "cmp").exists()
+
+
 def test_command_prints_the_page_last(two_runs, tmp_path, capsys):
     assert main(["compare", *map(str, two_runs), "--out", str(tmp_path / "cmp")]) == 0
     assert capsys.readouterr().out.strip().splitlines()[-1] == str(tmp_path / "cmp" / "compare.html")

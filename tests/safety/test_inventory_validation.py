@@ -204,8 +204,9 @@ def test_malformed_group_vars_are_refused_naming_file_field_and_fix(inventories,
 
 def test_vault_values_and_unsafe_tags_are_read_as_ansible_reads_them(inventories):
     with (inventories / "local" / "group_vars" / "all.yml").open("a") as f:
-        f.write("grafana_admin_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\nnote: !unsafe '{{ x }}'\n")
-    assert inventory.load("local").variables["note"] == "{{ x }}"
+        f.write("grafana_admin_password: !vault |\n  $ANSIBLE_VAULT;1.1;AES256\n  6162\n"
+                "grafana_admin_user: !unsafe '{{ x }}'\n")  # a variable a role reads: others are refused
+    assert inventory.load("local").variables["grafana_admin_user"] == "{{ x }}"
 
 
 # --- The commands: refused before anything is touched, exit non-zero, no traceback -------------------------------

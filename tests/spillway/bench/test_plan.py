@@ -1,12 +1,17 @@
 """How a bench expands into workload runs (spillway/bench/plan.py): placements, core counts, warm-up and
 repetitions, parameter overrides, the default bench's storage probe. Only the plan is built here (nothing is
 provisioned); the integration tests run it for real."""
+import resource
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
 
+from spillway import REPO
 from spillway.__main__ import main
-from spillway.bench.plan import count_steps, new_plan, other_placement, parse_cores, with_storage_probe
+from spillway.bench.plan import (MAX_PLAN_STEPS, count_steps, new_plan, other_placement, parse_cores,
+                                 with_storage_probe)
 from spillway.workloads import WorkloadError
 
 
@@ -155,3 +160,30 @@ def test_a_one_backend_cluster_gets_the_second_run_alone():
     inventory = SimpleNamespace(placement={"hdfs": "hdd", "local": "ssd"}, backends={"hdd": {}})
     assert [i.id for i in with_storage_probe(runs, inventory)] == ["terasort-mapreduce", "terasort-spark",
                                                                     "terasort-spark-r2"]
+
+
+def sweep(name, count):
+    return f"terasort.{name}=[{','.join(str(n) for n in range(1, count + 1))}]"
+
+
+@pytest.mark.parametrize("options", [
+    ["--params", f"{sweep('maps', 3000)} {sweep('reducers', 3000)}"],  # 18 million runs from two lists
+    ["--params", sweep("maps", 3000), "--cores", ",".join(str(n) for n in range(1, 1001))],
+    ["--repeat", str(10**20)],
+])
+def test_a_plan_of_millions_of_runs_is_refused_with_the_limit_before_it_is_built(options):
+    """Under a memory limit (as `ulimit -v`) in which building the plan's runs could not succeed."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+    result = subprocess.run([sys.executable, "-m", "spillway", "bench", "--dry-run", "--cluster", "local",
+                             "--workloads", "terasort", *options], capture_output=True, text=True, timeout=120,
+                            preexec_fn=limit, cwd=REPO)
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and "MemoryError" not in result.stderr
+    assert f"over the limit of {MAX_PLAN_STEPS} steps" in result.stderr
+
+
+def test_repeat_must_be_a_whole_number():
+    for repeat in (1.5, "2", True):
+        with pytest.raises(WorkloadError, match="REPEAT must be 1 or more"):
+            plan(repeat=repeat)
