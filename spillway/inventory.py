@@ -253,6 +253,7 @@ def load(name, check_overlaps=True):
     problems += service_accounts.inventory_problems(host_vars, eff.host_sources, vars_file)
     if not problems and check_overlaps:
         problems += resources.overlaps(root, eff, variables, groups)
+        problems += resources.device_problems(root, eff, variables, groups)
     if problems:
         raise InventoryError(problems)
 
