@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import yaml
 
-from spillway import INVENTORIES, REPO, inventory_files, inventory_values, resources, versions
+from spillway import INVENTORIES, REPO, inventory_files, inventory_values, resources, service_accounts, versions
 from spillway.inventory_files import ROLE_GROUPS
 from spillway.cluster_check import available_clusters
 
@@ -277,8 +277,10 @@ def load(name, check_overlaps=True):
 
     if not problems:
         problems += _cross_checks(name, vars_file, variables, host_vars, groups, eff.host_sources)
+    problems += service_accounts.inventory_problems(host_vars, eff.host_sources, vars_file)
     if not problems and check_overlaps:
         problems += resources.overlaps(root, eff, variables, groups)
+        problems += resources.device_problems(root, eff, variables, groups)
     if problems:
         raise InventoryError(problems)
 

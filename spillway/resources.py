@@ -23,7 +23,7 @@ import os
 import posixpath
 from dataclasses import dataclass
 
-from spillway import inventory_files
+from spillway import device_ties, inventory_files
 
 THIS_MACHINE = "this machine"
 DEFAULT_STATE_PARENT = "/var/lib/spillway"
@@ -184,13 +184,9 @@ def _other_inventories(own_folder):
             yield folder
 
 
-def overlaps(own_folder, eff, variables, groups):
-    """Problems, one per resource of the inventory in `own_folder` (inventories/<name>) that another inventory beside
-    it also uses. An inventory that cannot be read is skipped: validation refuses every action on it until it is
-    fixed, and then its own validation sees this one."""
-    name = own_folder.name
-    mine = of(name, eff, variables, groups)
-    problems = []
+def _resources_of_others(own_folder):
+    """(folder, its resources) of every other inventory beside `own_folder` that can be read. One that cannot is
+    skipped: validation refuses every action on it until it is fixed, and then its own validation sees this one."""
     for folder in _other_inventories(own_folder):
         try:
             other = inventory_files.read(folder)
@@ -198,9 +194,18 @@ def overlaps(own_folder, eff, variables, groups):
             continue
         other_groups = {g: other.members(g) for g in other.groups if g in inventory_files.ROLE_GROUPS}
         try:
-            theirs = of(folder.name, other, other.all_vars, other_groups)
+            yield folder, of(folder.name, other, other.all_vars, other_groups)
         except (TypeError, AttributeError, ValueError):
             continue
+
+
+def overlaps(own_folder, eff, variables, groups):
+    """Problems, one per resource of the inventory in `own_folder` (inventories/<name>) that another inventory beside
+    it also uses."""
+    name = own_folder.name
+    mine = of(name, eff, variables, groups)
+    problems = []
+    for folder, theirs in _resources_of_others(own_folder):
         named = set()
         for resource in mine:
             for their in theirs:
@@ -216,6 +221,32 @@ def overlaps(own_folder, eff, variables, groups):
                         f"teardown would destroy the other's; {_fix(resource, their)}")
                     break
     return list(dict.fromkeys(problems))
+
+
+def device_problems(own_folder, eff, variables, groups):
+    """Problems, one per device backend of this machine tied to anything else on it (spillway.device_ties): mounted
+    elsewhere, held or holding, a loop device attached to it, the root file system's, or a loop device over a file
+    in a folder of any inventory on this machine (its emulated disks) or below the harness's default folders. Remote
+    devices are judged on their hosts by role storage."""
+    name = own_folder.name
+    mine = of(name, eff, variables, groups)
+    devices = [r for r in mine if r.kind == "device" and r.host == THIS_MACHINE]
+    if not devices:
+        return []
+    everyone = mine + [r for _, theirs in _resources_of_others(own_folder) for r in theirs]
+    harness_paths = [DEFAULT_STATE_PARENT, DEFAULT_EMULATION_PARENT] + sorted(
+        {r.value for r in everyone if r.kind == "path" and r.host == THIS_MACHINE})
+    roots = [r.value for r in mine if r.field == "spillway_root" and r.host == THIS_MACHINE]
+    problems = []
+    for device in devices:
+        backend = device.field.split(".")[1]
+        own_mount = f"{roots[0]}/mnt/{backend}" if roots else None
+        found = device_ties.ties(device.value, own_mount, harness_paths)
+        if found:
+            problems.append(f"{device.file}: {device.field}: {device.value} on this machine is not free: it "
+                            f"{'; it '.join(found)}. The harness formats only a device that nothing else uses: "
+                            f"name a free disk")
+    return problems
 
 
 def lock_keys(inv):

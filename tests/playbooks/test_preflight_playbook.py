@@ -91,7 +91,7 @@ def test_all_checks_pass_and_nothing_changes(tmp_path):
     assert changed(output) == 0
     assert {check for _, check in rows} == {"ssh", "privileges", "java", "diskstats", "storage:disk",
                                             "storage:root", "space:root", "space:emulated", "ports", "clock",
-                                            "budget"}
+                                            "budget", "accounts"}
     assert all(row["status"] == "ok" for row in rows.values()), rows
     assert "1.0 GiB" in rows["localhost", "space:emulated"]["detail"]
     assert "spillway_node not set" in rows["localhost", "budget"]["detail"]
@@ -188,6 +188,21 @@ def test_a_node_budget_too_small_for_the_daemons_is_refused_with_what_needs_the_
     assert "a Spark AM and one executor (YARN) 2048 MiB" in row["detail"], row
     assert "at least 3.38" in row["fix"], row
     assert all(r["status"] == "ok" for (host, check), r in rows.items() if check != "budget"), rows
+
+
+def test_a_service_user_that_is_an_existing_account_not_the_harnesss_is_a_failed_row(tmp_path):
+    """docs/safety.md "Accounts": preflight reads the host's accounts (validation touches no host) and names the
+    account; nothing is changed."""
+    inventory = ok_inventory(tmp_path / "inv")
+    passwd = Path("/etc/passwd").read_bytes()
+    users = {service: f"spillway-{service}" for service in ("hdfs", "yarn", "mapred", "collect")}
+    code, rows, output = play(inventory, tmp_path / "rows.json", "-e",
+                              json.dumps({"spillway_service_users": {**users, "workload": "daemon"}}))
+    assert code != 0 and changed(output) == 0
+    row = rows["localhost", "accounts"]
+    assert row["status"] == "FAIL" and "spillway_service_users.workload: account 'daemon' (uid 1)" in row["detail"]
+    assert "spillway_service_users" in row["fix"]
+    assert Path("/etc/passwd").read_bytes() == passwd
 
 
 def test_tasks_not_running_as_root_are_refused(tmp_path):

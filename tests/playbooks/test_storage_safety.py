@@ -6,6 +6,7 @@ tmp_path (losetup --find --show) and detaches in a finalizer; no other loop devi
 The role's teardown tasks run from a test playbook (never playbooks/teardown.yml). Needs root, e2fsprogs, fio.
 """
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -56,9 +57,11 @@ def loop_device(tmp_path):
     tmp_path) and detached at the end."""
     attached = []
 
-    def attach(name, size="64M"):
-        image = tmp_path / f"{name}.img"
-        run(["truncate", "--size", size, str(image)])
+    def attach(name, size="64M", backing=None):
+        """backing: a file or device of the caller's to attach instead of a new sparse file."""
+        image = backing or tmp_path / f"{name}.img"
+        if backing is None:
+            run(["truncate", "--size", size, str(image)])
         device = run(["losetup", "--find", "--show", str(image)]).strip()
         attached.append((device, image))
         return device
@@ -194,6 +197,57 @@ def write_dos_partition_table(device):
     mbr[510:512] = b"\x55\xaa"
     with open(device, "r+b") as disk:
         disk.write(mbr)
+
+
+def sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def another_clusters_emulated_disk(tmp_path, loop_device, with_upper):
+    """What role emulated_storage makes for another cluster: an image with a filesystem in a folder that carries that
+    cluster's ownership record, a lower loop over it and (with_upper) an upper loop over the lower one.
+    -> (image, lower, upper or None)."""
+    folder = tmp_path / "other-cluster"
+    (folder / "disks").mkdir(parents=True)
+    (folder / ".spillway-owner.json").write_text(json.dumps({
+        "format": "spillway-owner/1", "cluster": "other", "cluster_id": "0123456789abcdef",
+        "resource": "spillway_root", "created": "2026-11-28T00:00:00Z", "owns": []}))
+    image = folder / "disks" / "hdd.img"
+    run(["truncate", "--size", "64M", str(image)])
+    run(["mkfs.ext4", "-q", "-L", "other-hdd", str(image)])
+    lower = loop_device("lower", backing=image)
+    return image, lower, loop_device("upper", backing=Path(lower)) if with_upper else None
+
+
+@pytest.mark.parametrize("layer", ["image loop alone", "lower loop", "upper loop"])
+def test_a_loop_device_of_an_emulated_disk_is_refused_even_with_wipe(cluster, loop_device, tmp_path, layer):
+    """docs/safety.md "Devices": a loop device of one of the harness's emulated disks (the running bench's HDD is
+    such a chain) would be judged "wipe" by its signatures alone."""
+    image, lower, upper = another_clusters_emulated_disk(tmp_path, loop_device, layer != "image loop alone")
+    device = upper if layer == "upper loop" else lower
+    before = sha256(image)
+    cluster.backends({"disk": {"kind": "device", "device": device, "fstype": "ext4", "destructive_ok": True,
+                               "wipe": True}})
+    _, output = cluster.play("apply.yml", ok=False)
+    assert f"spillway_backends.disk: refusing {device}: it" in output, output[-3000:]
+    assert {"image loop alone": "which a Spillway cluster owns (its ownership record)",
+            "lower loop": f"backs loop device {upper}",
+            "upper loop": f"is a loop device over loop device {lower}"}[layer] in output.replace("\n", " ")
+    assert "Fix: name a free disk in spillway_backends.disk.device" in output.replace("\n", " ")
+    assert sha256(image) == before
+    assert not any(source in (lower, upper) for source, _ in mounts())
+
+
+def test_a_device_a_loop_device_is_attached_to_is_refused(cluster, loop_device, tmp_path):
+    disk = loop_device("disk")
+    run(["mkfs.ext4", "-q", "-L", "someone", disk])
+    over = loop_device("over", backing=Path(disk))
+    before = sha256(tmp_path / "disk.img")
+    cluster.backends({"disk": {"kind": "device", "device": disk, "fstype": "ext4", "destructive_ok": True,
+                               "wipe": True}})
+    _, output = cluster.play("apply.yml", ok=False)
+    assert f"refusing {disk}: it backs loop device {over}" in output.replace("\n", " "), output[-3000:]
+    assert sha256(tmp_path / "disk.img") == before
 
 
 def test_partition_table_is_refused_even_with_destructive_ok(cluster, loop_device):

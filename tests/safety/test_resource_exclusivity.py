@@ -5,9 +5,11 @@ that share a host by design never run at once.
 Scratch inventories under tmp_path; the locks of the in-process cases live in a tmp_path folder, so that the
 machine's real clusters are neither disturbed nor able to disturb these tests.
 """
+import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -133,6 +135,47 @@ def test_a_device_of_another_inventory_on_the_same_host_is_refused(inventories):
     shutil.rmtree(inventories / "alpha")
     remote(inventories, "alpha", "node2.example", disk)
     inventory.load("beta")  # the same device name on another host is another disk
+
+
+@pytest.fixture
+def loop_over(tmp_path):
+    """Factory: a throwaway loop device over a new sparse file (at `image`), detached at the end."""
+    attached = []
+
+    def attach(image):
+        Path(image).parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["truncate", "--size", "8M", str(image)], check=True)
+        device = subprocess.run(["losetup", "--find", "--show", str(image)], capture_output=True, text=True,
+                                check=True).stdout.strip()
+        attached.append((device, str(image)))
+        return device
+
+    yield attach
+    for device, image in attached:
+        if Path(f"/sys/block/{Path(device).name}/loop/backing_file").read_text().strip() == image:
+            subprocess.run(["losetup", "--detach", device], check=False)
+
+
+@pytest.mark.throwaway
+@pytest.mark.skipif(os.geteuid() != 0, reason="loop devices need root")
+def test_a_device_backend_that_is_another_inventorys_emulated_disk_is_refused(inventories, tmp_path, loop_over):
+    """docs/safety.md "Devices": a loop device over an image inside another inventory's root (its emulated disk) is
+    refused by validation, which compared device backends only with other device backends."""
+    root = tmp_path / "alpha-root"
+    copy_cluster(inventories, "hdd", "alpha", spillway_root=str(root))
+    image = root / "disks" / "hdd.img"
+    device = loop_over(image)
+    copy_cluster(inventories, "hdd", "beta")
+    edit_yaml(inventories / "beta" / "group_vars" / "all.yml", lambda d: d["spillway_backends"].update(
+        raw={"kind": "device", "device": device, "fstype": "ext4", "destructive_ok": True, "wipe": True}))
+    problems = problems_of("beta")
+    assert any(f"spillway_backends.raw.device: {device} on this machine is not free: it is a loop device over "
+               f"{image}, inside {root}, which a Spillway inventory uses" in p and "name a free disk" in p
+               for p in problems), problems
+    free = loop_over(tmp_path / "free.img")
+    edit_yaml(inventories / "beta" / "group_vars" / "all.yml", lambda d: d["spillway_backends"]["raw"].update(
+        device=free))
+    inventory.load("beta")
 
 
 def test_an_unreadable_other_inventory_does_not_hide_the_check_of_this_one(inventories):

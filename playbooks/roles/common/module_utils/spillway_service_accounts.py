@@ -1,0 +1,1 @@
+../../../../spillway/service_accounts.py

@@ -1,0 +1,1 @@
+../../common/library/spillway_service_accounts.py

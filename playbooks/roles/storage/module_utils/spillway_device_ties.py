@@ -1,0 +1,1 @@
+../../../../spillway/device_ties.py
