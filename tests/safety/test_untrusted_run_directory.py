@@ -286,3 +286,37 @@ def test_a_garbage_iostat_is_not_ok_with_no_rows(tmp_path, capsys):
     analyse(run, capsys)
     entry = row(read(run, "sources"), IOSTAT)
     assert entry["status"] == "error" and not entry["message"].startswith("repaired"), entry
+
+
+# Every source type's file one byte over its cap (safeio.SIZE_CAPS), as a sparse file (no disk used): refused by its
+# size before a byte of it is read, recorded in `sources`, and the rest still built. Paths as a bench fetches them; a
+# start/stop pair is named by its stop (parsers/source.py Window), so the stop is the large one beside an empty start.
+OVER_CAP = {
+    "fio": "raw/vm/workload/fio-sweep/fio-over.json",
+    "diskstats": "raw/vm/iostat/over/diskstats.stop",
+    "blocktrace": "raw/vm/blocktrace/over/blocktrace.tsv",
+    "eventlog": "raw/vm/eventlog/over/eventlogs/local-1",
+    "mr-history": "raw/vm/mr-history/over/job_1_0001.jhist",
+    "gluster-profile": "raw/vm/gluster-profile/over/profile-vol.xml",
+    "prometheus": "raw/prometheus/over.json",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(OVER_CAP))
+def test_a_file_over_its_source_cap_is_refused_unread(tmp_path, kind):
+    from analysis.safeio import SIZE_CAPS, size_text
+    run = make_run(tmp_path, blocktrace=False)
+    path = run / OVER_CAP[kind]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".stop":
+        path.with_suffix(".start").write_bytes(b"")
+    with open(path, "wb") as sparse:
+        sparse.truncate(SIZE_CAPS[kind] + 1)
+    child = run_bounded(tmp_path, "tables", str(run), seconds=120)
+    assert not child.killed and child.returncode == 0, child
+    sources = read(run, "sources")
+    file = OVER_CAP[kind] if kind == "prometheus" else OVER_CAP[kind][len("raw/"):]
+    entries = sources[sources["file"] == file].to_dict("records")
+    assert any(e["status"] == "refused" and f"over the {size_text(SIZE_CAPS[kind])} cap" in e["message"]
+               for e in entries), (file, entries, sources[["file", "status"]].to_string())
+    assert len(read(run, "fio")) == 4 and len(read(run, "stages")) == 5
