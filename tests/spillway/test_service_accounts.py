@@ -2,7 +2,8 @@
 the field, the file and the fix, with no host touched; the host-side judgement adopts what an earlier Spillway made
 and refuses every other existing account (its playbook tests: tests/playbooks/test_service_users.py)."""
 import pwd
-import shutil
+import sys
+from pathlib import Path
 
 import pytest
 import yaml
@@ -10,16 +11,10 @@ import yaml
 from spillway import REPO, inventory, service_accounts
 from spillway.inventory import InventoryError
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "safety"))
+from scratch_inventories import inventories  # noqa: E402,F401  (a fixture: the shipped inventories, copied)
+
 HARNESS_USERS = {service: f"spillway-{service}" for service in service_accounts.SERVICES}
-
-
-@pytest.fixture
-def inventories(tmp_path, monkeypatch):
-    root = tmp_path / "inventories"
-    shutil.copytree(REPO / "inventories", root)
-    monkeypatch.setattr(inventory, "INVENTORIES", root)
-    monkeypatch.setattr("spillway.cluster_check.INVENTORIES", root)
-    return root
 
 
 def set_vars(path, **values):

@@ -2,6 +2,8 @@
 budgets, the settings that change what a run measures, and what emulated hosts share, each with its limitation."""
 import dataclasses
 
+import pytest
+
 from spillway import inventory
 from spillway.bench.manifest import emulation_record
 
@@ -29,34 +31,32 @@ def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
     assert "not that node's memory bandwidth" in notice and "page cache emptied" in notice
 
 
-def test_the_client_compiler_for_the_workloads_jvms_is_recorded_and_said():
+# Settings of the local inventory that make its runs differ from a real node's: each recorded and said while set,
+# neither once the variable is left out (then the attribute takes its default).
+RECORDED_SETTINGS = {
+    "jvm_jit": ("spillway_jvm", "c1", "tiered", ("client compiler alone", "long run's CPU-bound phases")),
+    "hdfs_page_cache": ("spillway_hdfs_page_cache", "dropped", "kept",
+                        ("one to two seconds after it was cached", "held the block open", "read-ahead")),
+}
+
+
+@pytest.mark.parametrize("attribute", sorted(RECORDED_SETTINGS))
+def test_a_setting_that_departs_from_a_real_node_is_recorded_and_said_while_set(attribute):
+    variable, value, default, phrases = RECORDED_SETTINGS[attribute]
     local = inventory.load("local")
-    assert local.jvm_jit == "c1"
+    assert getattr(local, attribute) == value
     record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
-    assert record["jvm_jit"] == "c1"
-    (notice,) = [text for text in record["limitations"] if "spillway_jvm" in text]
-    assert "client compiler alone" in notice and "long run's CPU-bound phases" in notice
-    tiered = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != "spillway_jvm"})
-    assert tiered.jvm_jit == "tiered"
-    record = emulation_record(tiered, inventory.storage_profiles(), local.emulated_profiles())
-    assert "jvm_jit" not in record and not any("spillway_jvm" in text for text in record["limitations"])
+    assert record[attribute] == value
+    (notice,) = [text for text in record["limitations"] if variable in text]
+    assert all(phrase in notice for phrase in phrases), notice
+    left_out = dataclasses.replace(local, variables={k: v for k, v in local.variables.items() if k != variable})
+    assert getattr(left_out, attribute) == default
+    record = emulation_record(left_out, inventory.storage_profiles(), local.emulated_profiles())
+    assert attribute not in record and not any(variable in text for text in record["limitations"])
+
+
+def test_a_real_node_inventory_runs_tiered_jvms():
     assert inventory.load("hdd").jvm_jit == "tiered"
-
-
-def test_hdfs_blocks_dropped_from_the_page_cache_are_recorded_and_said():
-    local = inventory.load("local")
-    assert local.hdfs_page_cache == "dropped"
-    record = emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
-    assert record["hdfs_page_cache"] == "dropped"
-    (notice,) = [text for text in record["limitations"] if "spillway_hdfs_page_cache" in text]
-    assert "one to two seconds after it was cached" in notice and "held the block open" in notice
-    assert "read-ahead" in notice
-    kept = dataclasses.replace(local, variables={k: v for k, v in local.variables.items()
-                                                 if k != "spillway_hdfs_page_cache"})
-    assert kept.hdfs_page_cache == "kept"
-    record = emulation_record(kept, inventory.storage_profiles(), local.emulated_profiles())
-    assert "hdfs_page_cache" not in record
-    assert not any("spillway_hdfs_page_cache" in text for text in record["limitations"])
 
 
 def test_a_glusterfs_backend_on_emulated_hosts_is_named_as_emulated():
