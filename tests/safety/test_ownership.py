@@ -140,6 +140,31 @@ def test_emulation_down_refuses_an_etc_like_state_dir(tmp_path):
     assert tree_digest(etc) == before
 
 
+@pytest.mark.parametrize("owner", ["t17node", "t17other"])
+def test_emulation_down_refuses_a_node_root_of_another_id_before_anything(tmp_path, owner):
+    """A node root below this cluster's own state_dir whose record is another installation's (the same name, another
+    id: a node directory copied in from an earlier state_dir) or another cluster's: `down` and `is_up` refuse, naming
+    the root, the id found and the one expected, and the whole state_dir stays byte-identical. No namespace is made:
+    the refusal comes before any process, loop device or link is looked at."""
+    state_dir = tmp_path / "state" / "t17node"
+    emulation = emulation_of("t17node", state_dir, "spw-t17node")
+    record = emu_cluster.claim(emulation)
+    (state_dir / "ssh").mkdir()
+    (state_dir / "ssh" / "id_ed25519").write_text("KEY\n")
+    node_root = emu_cluster.node_root_dir(emulation, emulation.nodes[1])
+    decoy(node_root, {"disks/hdd.img": "a disk image", "run/node-cgroups": "spw-t17node-worker1\n"})
+    ownership.write_record(node_root, ownership.make_record(owner, "b" * 16, "spillway_root of emulated node worker1"))
+    before = tree_digest(state_dir)
+    for action in (emu_cluster.down, emu_cluster.is_up):
+        with pytest.raises(ownership.OwnershipError) as refused:
+            action(emulation)
+        message = str(refused.value)
+        assert f"refusing to remove the emulation in {node_root}: its ownership record " \
+               f"({node_root}/.spillway-owner.json) names cluster '{owner}' with id {'b' * 16}, not the expected " \
+               f"cluster 't17node' with id {record['cluster_id']}" in message, message
+    assert tree_digest(state_dir) == before
+
+
 def ip(*args, check=True):
     return subprocess.run(["ip", *args], capture_output=True, text=True, check=check)
 
