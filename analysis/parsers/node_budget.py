@@ -22,7 +22,11 @@ UNLIMITED_BYTES = 1 << 62
 
 
 def read_snapshot(path: Path) -> dict:
-    snapshot = safeio.load_json(safeio.read_text(path, "node-budget"), str(path))
+    return parse_snapshot(safeio.read_text(path, "node-budget"), path)
+
+
+def parse_snapshot(text: str, path: Path) -> dict:
+    snapshot = safeio.load_json(text, str(path))
     if not isinstance(snapshot, dict) or "epoch" not in snapshot:
         raise ValueError(f"{path}: not a node-budget snapshot (a JSON object with epoch)")
     return snapshot
@@ -41,7 +45,9 @@ def _number(snapshot: dict, *keys) -> float | None:
 
 def window_row(start: Path, stop: Path) -> dict:
     """One row: the budget, where its memory was at stop, and what its counters counted between the snapshots."""
-    before, after = read_snapshot(start), read_snapshot(stop)
+    # Both read before either is parsed: a stop the read rules refuse is recorded as refused, whatever the start holds.
+    texts = [safeio.read_text(path, "node-budget") for path in (start, stop)]
+    before, after = parse_snapshot(texts[0], start), parse_snapshot(texts[1], stop)
 
     def delta(*keys):
         first, last = _number(before, *keys), _number(after, *keys)

@@ -55,7 +55,11 @@ Counters = dict[str, tuple[float, str]]
 
 def read_snapshot(path: Path) -> tuple[dict, str]:
     """(header: epoch, backend, fstype, mount, source; the counters' text)."""
-    first, _, body = safeio.read_text(path, "pfs-client", errors="replace").partition("\n")
+    return parse_snapshot(safeio.read_text(path, "pfs-client", errors="replace"), path)
+
+
+def parse_snapshot(text: str, path: Path) -> tuple[dict, str]:
+    first, _, body = text.partition("\n")
     if not first.startswith(HEADER_PREFIX):
         raise ValueError(f"{path}: not a pfs-client snapshot (line 1 does not start with {HEADER_PREFIX.strip()!r})")
     header = safeio.load_json(first[len(HEADER_PREFIX):], f"{path} (header)")
@@ -123,7 +127,9 @@ COUNTER_READERS = {"lustre": lustre_llite_counters, "fuse.glusterfs": gluster_io
 
 def window_deltas(start: Path, stop: Path) -> pd.DataFrame:
     """The window's counters of one backend (stop minus start), plus `window` (s between the snapshots)."""
-    (head0, body0), (head1, body1) = read_snapshot(start), read_snapshot(stop)
+    # Both read before either is parsed: a stop the read rules refuse is recorded as refused, whatever the start holds.
+    texts = [safeio.read_text(path, "pfs-client", errors="replace") for path in (start, stop)]
+    (head0, body0), (head1, body1) = parse_snapshot(texts[0], start), parse_snapshot(texts[1], stop)
     fstype = head1.get("fstype", "")
     if head0.get("fstype") != fstype or head0.get("backend") != head1.get("backend"):
         raise ValueError(f"{start} and {stop} are snapshots of different backends")

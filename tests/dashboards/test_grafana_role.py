@@ -152,3 +152,49 @@ def test_provision_runs_grafana_after_monitoring_and_teardown_stops_it(inventory
     teardown = play_names_and_tasks("playbooks/teardown.yml", inventory_dir)
     assert teardown.index("Stop the monitoring processes (role monitoring") < teardown.index(
         "Stop Grafana (role grafana, tasks stop)") < teardown.index("Remove the cluster's storage and state")
+
+
+def role_tasks():
+    """Every task of the role (its task files and handlers, blocks opened), with the file it is in."""
+    found = []
+
+    def walk(tasks, file):
+        for task in tasks or []:
+            found.append((file, task))
+            for key in ("block", "rescue", "always"):
+                walk(task.get(key), file)
+    for path in sorted((ROLE / "tasks").glob("*.yml")) + [ROLE / "handlers/main.yml"]:
+        walk(yaml.safe_load(path.read_text()), path.name)
+    return found
+
+
+# The modules that write a file or folder, whose destination is checked.
+WRITERS = ("ansible.builtin.template", "ansible.builtin.copy", "ansible.builtin.file", "ansible.builtin.get_url",
+           "ansible.builtin.lineinfile", "ansible.builtin.blockinfile")
+
+
+def test_grafana_runs_as_its_packages_grafana_user_and_no_task_changes_that():
+    """Grafana never runs in a test here (no internet for its apt repository): docs/safety.md's rule is shown on the
+    role instead. The service is the package's own unit (grafana-server, whose User= is the package's `grafana`), and
+    no task makes a unit, a drop-in, an account or a process of another user, or changes who runs it; what the role
+    writes for Grafana is root's, readable by the package's group alone."""
+    defaults = yaml.safe_load((ROLE / "defaults/main.yml").read_text())
+    assert (defaults["grafana_service"], defaults["grafana_group"]) == ("grafana-server", "grafana")
+    tasks = role_tasks()
+    assert len(tasks) > 10
+    for file, task in tasks:
+        module, arguments = next((key, value) for key, value in task.items() if key.startswith("ansible.builtin."))
+        where = f"{file}: {task.get('name')}"
+        assert not {"become_user", "become", "environment"} & set(task), where
+        assert module not in ("ansible.builtin.user", "ansible.builtin.group", "ansible.builtin.command",
+                              "ansible.builtin.shell") or arguments == {"cmd": "apt-cache policy grafana"}, where
+        if module == "ansible.builtin.systemd_service":
+            assert arguments["name"] == "{{ grafana_service }}" and "daemon_reload" not in arguments, where
+        if module in WRITERS:
+            destination = arguments.get("dest") or arguments.get("path")
+            for written in task["loop"] if destination == "{{ item }}" else [destination]:
+                assert "systemd" not in written and written.startswith("{{ grafana_"), where
+        assert "User=" not in json.dumps(arguments), where
+        if module == "ansible.builtin.template":
+            assert (arguments["owner"], arguments["group"], arguments["mode"]) == ("root", "{{ grafana_group }}",
+                                                                                   "0640"), where

@@ -19,6 +19,7 @@ from spillway.bench import provisioning
 from overlapping_inventories import try_overlapping_inventories
 from cluster_users import DAEMON_USERS, HADOOP, SERVICE_USERS, as_workload_user
 from headless_chromium import BrowserError, HeadlessChromium
+from collector_processes import CollectorSampler, declared_users
 from listening_sockets import Sampler, allowed_on_every_address
 
 pytestmark = pytest.mark.integration
@@ -26,6 +27,7 @@ HDD_MODEL = inventory.storage_profiles()["profiles"]["hdd"]["model"]
 EXAMPLES_JAR = str(next(Path("/opt/spillway/hadoop-3.4.2/lib").glob("hadoop-mapreduce-examples-*.jar"), ""))
 
 
+LOCAL_ROOT = Path("/var/lib/spillway/local")
 # The progress line of the step during which inventories sharing local's resources try to bench and tear down: GATK4's
 # run, the suite's longest, which no assertion times.
 OVERLAP_WINDOW = "gatk4: run ..."
@@ -34,9 +36,11 @@ OVERLAP_WINDOW = "gatk4: run ..."
 @pytest.fixture(scope="module")
 def bench_and_overlap(tmp_path_factory):
     """The default bench as the README runs it, what overlapping inventories met while it ran
-    (overlapping_inventories.py), and the sockets its processes listened on (listening_sockets.py)."""
+    (overlapping_inventories.py), the sockets its processes listened on (listening_sockets.py) and the collectors'
+    processes with their users (collector_processes.py)."""
     scratch = tmp_path_factory.mktemp("overlap")
-    with open(scratch / "stderr.txt", "w+") as stderr, Sampler(set(SERVICE_USERS.values())) as sockets:
+    with open(scratch / "stderr.txt", "w+") as stderr, Sampler(set(SERVICE_USERS.values())) as sockets, \
+            CollectorSampler([LOCAL_ROOT]) as collectors:
         proc = subprocess.Popen(["make", "-s", "bench"], cwd=REPO, stdout=subprocess.PIPE, stderr=stderr, text=True,
                                 stdin=subprocess.DEVNULL)
         lines, overlap = [], None
@@ -54,7 +58,7 @@ def bench_and_overlap(tmp_path_factory):
         result = subprocess.CompletedProcess(proc.args, proc.returncode, "".join(lines), stderr.read())
     print(result.stdout[-6000:], result.stderr[-3000:])
     report = Path(result.stdout.strip().splitlines()[-1])
-    return (result, report.parent), overlap, sockets
+    return (result, report.parent), overlap, sockets, collectors
 
 
 @pytest.fixture(scope="module")
@@ -421,3 +425,20 @@ def test_only_the_ports_hadoop_binds_to_every_address_listen_there(bench_and_ove
     everywhere = {(l.port, l.user, l.command[:100]) for l in sockets.seen.values() if l.on_every_address}
     assert {entry for entry in everywhere if entry[0] not in allowed} == set()
     assert any(port == 13562 for port, _, _ in everywhere), "the shuffle handler was not seen: is the sampler blind?"
+
+
+def test_every_collector_process_ran_as_its_declared_user(bench_and_overlap):
+    """Every collector process seen during the default bench (start and stop programs, sampled every 50 ms, and the
+    background processes their pid files name): root only for a collector whose collector.yml declares needs_root
+    (blocktrace, pfs-client here; gluster-profile runs on pfs servers only), the collect user with no_new_privs for
+    the others (docs/safety.md, "Least privilege"). The sampler must have seen a program of iostat and of eventlog
+    (each starts and stops around every workload run) and iostat's background iostat."""
+    collectors = bench_and_overlap[3]
+    declared = declared_users(SERVICE_USERS["collect"])
+    seen = list(collectors.seen.values())
+    programs = {p.collector for p in seen if p.what != "background"}
+    backgrounds = {p.collector for p in seen if p.what == "background"}
+    assert {"iostat", "eventlog"} <= programs and "iostat" in backgrounds, (collectors.samples, seen)
+    wrong = [p for p in seen if p.users != (declared[p.collector],) * 4
+             or (declared[p.collector] != "root" and not p.no_new_privs)]
+    assert wrong == [], wrong

@@ -1,9 +1,16 @@
 """Role collectors' module (playbooks/roles/collectors/library/spillway_collectors.py), run as Ansible runs a module
 (its arguments in a file), on collectors that are test scripts of the collector contract (docs/collectors.md): the
 collectors of a host run all at once, each with its own time and its own problems."""
+import grp
 import json
+import os
+import pwd
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
+
+import pytest
 
 from spillway import PLAYBOOKS
 
@@ -17,12 +24,14 @@ echo "{me} never met {other}" >&2; exit 1
 """
 
 
-def run_module(tmp_path, action, collectors):
+def run_module(tmp_path, action, collectors, user="root", group="root", unprivileged=()):
+    """The module run on the collectors installed below tmp_path, each declaring needs_root but the `unprivileged`."""
     arguments = tmp_path / f"{action}.json"
     arguments.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
-        "action": action, "collectors": [{"name": name, "needs_root": "test"} for name in collectors],
+        "action": action,
+        "collectors": [{"name": name, **({} if name in unprivileged else {"needs_root": "test"})} for name in collectors],
         "install_dir": str(tmp_path / "collectors"), "run_root": str(tmp_path / "run"),
-        "storage_json": str(tmp_path / "storage.json"), "user": "root", "group": "root",
+        "storage_json": str(tmp_path / "storage.json"), "user": user, "group": group,
         "contract_env": {"SPILLWAY_ROOT": str(tmp_path), "SPILLWAY_RUN_ID": "r", "SPILLWAY_WORKLOAD_ID": "w",
                          "SPILLWAY_WINDOW_START": "0"}}}))
     proc = subprocess.run([sys.executable, str(MODULE), str(arguments)], capture_output=True, text=True, timeout=120)
@@ -55,3 +64,28 @@ def test_what_a_collector_says_on_stderr_and_its_exit_are_its_own_problem(tmp_pa
     assert result["problems"] == ["collector loud stop: exit 3: no trace to drain"]
     assert [(c["name"], c["rc"], c["stderr"]) for c in result["collectors"]] == [
         ("quiet", 0, ""), ("loud", 3, "no trace to drain")]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="running a collector as another user needs root")
+def test_a_collector_without_needs_root_runs_as_the_collect_user_with_no_way_back_to_root():
+    """Each program writes who it runs as: the one without needs_root the given user and group (here nobody's), with
+    no_new_privs, in an output folder that user owns; the one with needs_root, root. In a folder of /tmp that the
+    user can reach (pytest's own are root's alone)."""
+    nobody = pwd.getpwnam("nobody")
+    group = grp.getgrgid(nobody.pw_gid).gr_name
+    who = '#!/bin/sh\n{ id -un; id -gn; grep NoNewPrivs /proc/self/status; } > "$SPILLWAY_OUT/who"\n'
+    with tempfile.TemporaryDirectory(prefix="spillway-collect-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o755)
+        for name in ("plain", "privileged"):
+            install(scratch, name, "start", who)
+        (scratch / "collectors").chmod(0o755)
+        result = run_module(scratch, "start", ["plain", "privileged"], user="nobody", group=group,
+                            unprivileged=("plain",))
+        assert result["problems"] == [] and not result.get("failed"), result
+        ran = {name: (scratch / "run" / name / "w" / "who").read_text().split("\n")
+               for name in ("plain", "privileged")}
+        assert ran["plain"][:2] == ["nobody", group] and ran["plain"][2].split() == ["NoNewPrivs:", "1"], ran
+        assert ran["privileged"][:2] == ["root", "root"] and ran["privileged"][2].split() == ["NoNewPrivs:", "0"], ran
+        assert (scratch / "run" / "plain" / "w").stat().st_uid == nobody.pw_uid
+        assert (scratch / "run" / "privileged" / "w").stat().st_uid == 0

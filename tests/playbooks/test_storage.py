@@ -7,8 +7,10 @@ test's disks live in /var/lib/spillway/storagetest and never disturb a provision
 Needs root, fio and sysstat (`make setup`). About 1-2 minutes.
 """
 
+import grp
 import json
 import os
+import pwd
 import re
 import shutil
 import subprocess
@@ -131,6 +133,15 @@ def assert_model_serves(disk, model, image):
     owner = subprocess.run(["stat", "-c", "%U", f"/proc/{pid}"], capture_output=True, text=True, check=True)
     assert owner.stdout.strip() == "spillway-disk" == subprocess.run(
         ["stat", "-c", "%U", str(image)], capture_output=True, text=True, check=True).stdout.strip()
+    # its own group (the one named after it, no supplementary group: not the harness's spillway-hadoop), no way back
+    # to root, and an image no other user can open (docs/safety.md, "Least privilege")
+    user, group = pwd.getpwnam("spillway-disk"), grp.getgrnam("spillway-disk")
+    status = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line)
+    assert status["Uid"].split() == [str(user.pw_uid)] * 4 and user.pw_gid == group.gr_gid
+    assert status["Gid"].split() == [str(group.gr_gid)] * 4 and status["Groups"].split() == [], status
+    assert status["NoNewPrivs"].strip() == "1"
+    assert (image.stat().st_uid, image.stat().st_gid, oct(image.stat().st_mode & 0o777)) == \
+        (user.pw_uid, group.gr_gid, "0o600")
     for name, value in model["options"].items():
         assert record["command"][record["command"].index(f"--{name}") + 1] == str(value)
     with open("/proc/self/mounts") as mounts:

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from spillway import REPO, inventory, workloads
 from spillway.bench.plan import new_plan
+from spillway.run_record import MANIFEST_MAX_BYTES
 
 # What every planned run id must be: words of the sweep alphabet joined by -, nothing a shell or a path treats
 # specially (docs/safety.md).
@@ -267,3 +268,18 @@ def test_role_hadoop_writes_configuration_text_as_data(marker, tmp_path):
     odd = tmp_path / f"odd; touch {marker.name} $(touch {marker.name})"
     assert odd.read_text() == "#!/bin/sh\n" and oct(odd.stat().st_mode & 0o777) == "0o755"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["core-site.xml", odd.name])
+
+
+@pytest.mark.parametrize("size", [MANIFEST_MAX_BYTES + 1, 16 * 2**30])
+def test_a_manifest_over_64_mib_is_refused_for_resume_unread(tmp_path, size):
+    """A sparse manifest one byte over the cap, and one of 16 GiB, under an address-space limit of 512 MiB that
+    reading either whole would exceed: refused for its size, naming the limit, not for what reading it did."""
+    run = tmp_path / "run"
+    run.mkdir()
+    with open(run / "manifest.json", "wb") as sparse:
+        sparse.truncate(size)
+    result = subprocess.run(["bash", "-c", f"ulimit -v {512 * 1024} && exec \"$@\"", "bash", sys.executable, "-m",
+                             "spillway.run_record", "resumable", str(run)], cwd=REPO, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "(file): larger than 64 MiB; this run cannot be resumed" in result.stderr, result.stderr

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -137,6 +138,31 @@ def test_emulation_down_refuses_an_etc_like_state_dir(tmp_path):
         assert f"{etc}/.spillway-owner.json" in message and "cluster 't17etc'" in message
         assert "Fix: state_dir and prefix in spillway_emulation of inventories/t17etc" in message
     assert tree_digest(etc) == before
+
+
+@pytest.mark.parametrize("owner", ["t17node", "t17other"])
+def test_emulation_down_refuses_a_node_root_of_another_id_before_anything(tmp_path, owner):
+    """A node root below this cluster's own state_dir whose record is another installation's (the same name, another
+    id: a node directory copied in from an earlier state_dir) or another cluster's: `down` and `is_up` refuse, naming
+    the root, the id found and the one expected, and the whole state_dir stays byte-identical. No namespace is made:
+    the refusal comes before any process, loop device or link is looked at."""
+    state_dir = tmp_path / "state" / "t17node"
+    emulation = emulation_of("t17node", state_dir, "spw-t17node")
+    record = emu_cluster.claim(emulation)
+    (state_dir / "ssh").mkdir()
+    (state_dir / "ssh" / "id_ed25519").write_text("KEY\n")
+    node_root = emu_cluster.node_root_dir(emulation, emulation.nodes[1])
+    decoy(node_root, {"disks/hdd.img": "a disk image", "run/node-cgroups": "spw-t17node-worker1\n"})
+    ownership.write_record(node_root, ownership.make_record(owner, "b" * 16, "spillway_root of emulated node worker1"))
+    before = tree_digest(state_dir)
+    for action in (emu_cluster.down, emu_cluster.is_up):
+        with pytest.raises(ownership.OwnershipError) as refused:
+            action(emulation)
+        message = str(refused.value)
+        assert f"refusing to remove the emulation in {node_root}: its ownership record " \
+               f"({node_root}/.spillway-owner.json) names cluster '{owner}' with id {'b' * 16}, not the expected " \
+               f"cluster 't17node' with id {record['cluster_id']}" in message, message
+    assert tree_digest(state_dir) == before
 
 
 def ip(*args, check=True):
@@ -305,3 +331,37 @@ def test_an_installation_from_before_records_is_recorded_on_its_next_provisionin
     inventory.play("teardown.yml")
     assert not folder.exists() and not inventory.root.exists()
     assert (path / "neighbour").read_text() == "the operator's"
+
+
+@needs_root
+def test_teardown_checks_the_root_record_before_stopping_daemons_monitoring_or_collectors(inventory, tmp_path):
+    """playbooks/teardown.yml itself on a root that `local`'s record names: it fails before its first stop. The
+    root holds what each stop would act on: the daemon supervisor the Hadoop and monitoring stops run, and a
+    collector left running with its stop; each, if run, would log its arguments and kill the decoy process."""
+    stopped = tmp_path / "stopped.log"
+    process = subprocess.Popen(["sleep", "600"])
+    try:
+        stopper = f"#!/bin/sh\necho \"$0 $*\" >> {stopped}\nkill {process.pid}\n"
+        decoy(inventory.root, {"bin/spillway-daemon": stopper, "collectors/iostat/stop": stopper,
+                               "runs/r1/terasort/iostat/.pid": f"{process.pid}\n", "run/node-cgroups": "",
+                               "monitoring.json": "{}"})
+        for script in ("bin/spillway-daemon", "collectors/iostat/stop"):
+            (inventory.root / script).chmod(0o755)
+        ownership.write_record(inventory.root, ownership.make_record("local", "1" * 16, "spillway_root"))
+        before = tree_digest(inventory.root)
+        inventory.settings("t17teardown", {"hdd": {"kind": "emulated", "profile": "hdd", "size_gib": 1}})
+        playbook = Path(sys.executable).with_name("ansible-playbook")  # the venv's, wherever the checkout is
+        result = subprocess.run(
+            [str(playbook), "-i", str(inventory.inventory), "playbooks/teardown.yml", "-e", f"spillway_root={inventory.root}", "-e", f"storage_owned_root={tmp_path}"],
+            cwd=REPO, capture_output=True, text=True, timeout=300)
+        output = one_line(result.stdout + result.stderr)
+        assert result.returncode != 0, output[-3000:]
+        assert f"its ownership record ({inventory.root}/.spillway-owner.json) names cluster 'local' with id " \
+               f"{'1' * 16}, not the expected cluster 't17teardown'" in output, output[-3000:]
+        assert "Stop the Hadoop daemons" not in output and "Stop the monitoring processes of this host" not in output
+        assert not stopped.exists(), stopped.read_text()
+        assert process.poll() is None, "the decoy process was stopped"
+        assert tree_digest(inventory.root) == before
+    finally:
+        process.kill()
+        process.wait()

@@ -120,6 +120,19 @@ def test_a_mount_backend_whose_folder_holds_another_clusters_state_is_refused(in
     assert "path /var/lib/spillway-emulation on this machine" in problem
 
 
+@pytest.mark.parametrize("cluster, mount, what, how", [
+    # <mount>/spillway/<cluster> is /var/lib/spillway/emu-worker1: emu's worker1 root
+    ("emu-worker1", "/var/lib", "path /var/lib/spillway/emu-worker1 on this machine", "the same folder"),
+    # a folder inside emu's state_dir, beside its nodes' roots and keys
+    ("mine", "/var/lib/spillway-emulation/emu", "path /var/lib/spillway-emulation/emu/spillway/mine on this machine",
+     "a folder inside it")])
+def test_a_pfs_mount_whose_folder_holds_another_clusters_state_is_refused(inventories, cluster, mount, what, how):
+    copy_cluster(inventories, "hdd", cluster, spillway_root=f"/var/lib/spillway/{cluster}-own",
+                 spillway_backends={"hdd": {"kind": "pfs", "mount": mount}})
+    problem = overlap(cluster, "spillway_backends.hdd.mount", "emu", "point the backend at a path of its own")
+    assert what in problem and how in problem, problem
+
+
 def remote(inventories, name, address, backends):
     folder = copy_cluster(inventories, "hdd", name, spillway_backends=backends)
     edit_yaml(folder / "hosts.yml", lambda d: (d["all"]["vars"].pop("ansible_connection"),

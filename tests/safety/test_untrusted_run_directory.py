@@ -17,9 +17,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from analysis.__main__ import main
+from analysis.safeio import SIZE_CAPS, Refused, size_text
+from analysis.tables import read_table
 from untrusted_runs import EVENT_LOG, MiB, RECORDED_RUN, REPO, TOOLS, analyse, make_run, plant, read, row, victim
 
 
@@ -290,23 +293,35 @@ def test_a_garbage_iostat_is_not_ok_with_no_rows(tmp_path, capsys):
 
 # Every source type's file one byte over its cap (safeio.SIZE_CAPS), as a sparse file (no disk used): refused by its
 # size before a byte of it is read, recorded in `sources`, and the rest still built. Paths as a bench fetches them; a
-# start/stop pair is named by its stop (parsers/source.py Window), so the stop is the large one beside an empty start.
+# start/stop pair is named by its stop (parsers/source.py Window), so the stop is the large one beside an empty start
+# (read first, a malformed start would hide the refusal). kind -> (planted path, its `sources` row's file, status):
+# a collector's note is not a source of its own: its refusal is the message of the row of what its folder lacks.
 OVER_CAP = {
-    "fio": "raw/vm/workload/fio-sweep/fio-over.json",
-    "diskstats": "raw/vm/iostat/over/diskstats.stop",
-    "blocktrace": "raw/vm/blocktrace/over/blocktrace.tsv",
-    "eventlog": "raw/vm/eventlog/over/eventlogs/local-1",
-    "mr-history": "raw/vm/mr-history/over/job_1_0001.jhist",
-    "gluster-profile": "raw/vm/gluster-profile/over/profile-vol.xml",
-    "prometheus": "raw/prometheus/over.json",
+    "fio": ("raw/vm/workload/fio-sweep/fio-over.json", "vm/workload/fio-sweep/fio-over.json", "refused"),
+    "diskstats": ("raw/vm/iostat/over/diskstats.stop", "vm/iostat/over/diskstats.stop", "refused"),
+    "blocktrace": ("raw/vm/blocktrace/over/blocktrace.tsv", "vm/blocktrace/over/blocktrace.tsv", "refused"),
+    "eventlog": ("raw/vm/eventlog/over/eventlogs/local-1", "vm/eventlog/over/eventlogs/local-1", "refused"),
+    "mr-history": ("raw/vm/mr-history/over/job_1_0001.jhist", "vm/mr-history/over/job_1_0001.jhist", "refused"),
+    "gluster-profile": ("raw/vm/gluster-profile/over/profile-vol.xml", "vm/gluster-profile/over/profile-vol.xml",
+                        "refused"),
+    "pfs-client": ("raw/vm/pfs-client/over/client-scratch.stop", "vm/pfs-client/over/client-scratch.stop", "refused"),
+    "node-budget": ("raw/vm/node-budget/over/node-budget.stop", "vm/node-budget/over/node-budget.stop", "refused"),
+    "prometheus": ("raw/prometheus/over.json", "raw/prometheus/over.json", "refused"),
+    "manifest": ("manifest.json", "manifest.json", "refused"),
+    "manifest (storage.json)": ("raw/vm/storage.json", "vm/storage.json", "refused"),
+    "step-log": ("logs/terasort-hdfs_hdd-local_hdd.run.log", "logs/terasort-hdfs_hdd-local_hdd.run.log", "refused"),
+    "note (nothing-here.txt)": ("raw/vm/blocktrace/over/nothing-here.txt", "blocktrace.tsv", "none"),
+    "note (collector-error.txt)": ("raw/vm/mr-history/over/collector-error.txt", ".jhist", "missing"),
+    "note (collector-notes.txt)": ("raw/vm/node-budget/over/collector-notes.txt", "node-budget.start", "missing"),
 }
 
 
-@pytest.mark.parametrize("kind", sorted(OVER_CAP))
-def test_a_file_over_its_source_cap_is_refused_unread(tmp_path, kind):
-    from analysis.safeio import SIZE_CAPS, size_text
+@pytest.mark.parametrize("case", sorted(OVER_CAP))
+def test_a_file_over_its_source_cap_is_refused_unread(tmp_path, case):
+    kind = case.split(" (")[0]
+    planted, file, status = OVER_CAP[case]
     run = make_run(tmp_path, blocktrace=False)
-    path = run / OVER_CAP[kind]
+    path = run / planted
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.suffix == ".stop":
         path.with_suffix(".start").write_bytes(b"")
@@ -315,8 +330,34 @@ def test_a_file_over_its_source_cap_is_refused_unread(tmp_path, kind):
     child = run_bounded(tmp_path, "tables", str(run), seconds=120)
     assert not child.killed and child.returncode == 0, child
     sources = read(run, "sources")
-    file = OVER_CAP[kind] if kind == "prometheus" else OVER_CAP[kind][len("raw/"):]
     entries = sources[sources["file"] == file].to_dict("records")
-    assert any(e["status"] == "refused" and f"over the {size_text(SIZE_CAPS[kind])} cap" in e["message"]
+    assert any(e["status"] == status and f"{path}: {size_text(SIZE_CAPS[kind] + 1)}, over the "
+               f"{size_text(SIZE_CAPS[kind])} cap for {kind} files: not read" in e["message"]
                for e in entries), (file, entries, sources[["file", "status"]].to_string())
-    assert len(read(run, "fio")) == 4 and len(read(run, "stages")) == 5
+    assert len(read(run, "fio")) == 4
+    if kind != "manifest":
+        assert len(read(run, "stages")) == 5
+
+
+def test_a_table_over_its_cap_is_refused_unread_and_built_again(tmp_path):
+    """A valid Parquet file of one row stretched past the table cap by a hole between its row group and its footer
+    (whose offsets still point at the row group): refused by its size, not read as the run's fio table; `report`
+    builds the tables again from raw/."""
+    run = make_run(tmp_path, blocktrace=False)
+    assert main(["tables", str(run)]) == 0
+    small = tmp_path / "planted.parquet"
+    pd.DataFrame({"host": ["planted"], "workload_id": ["planted"]}).to_parquet(small, index=False)
+    data = small.read_bytes()
+    footer = data[-8 - struct.unpack("<I", data[-8:-4])[0]:]
+    table = run / "tables" / "fio.parquet"
+    with open(table, "wb") as stretched:
+        stretched.write(data[:-len(footer)])
+        stretched.seek(SIZE_CAPS["table"] + 1 - len(footer))
+        stretched.write(footer)
+    assert table.stat().st_size == SIZE_CAPS["table"] + 1 and table.stat().st_blocks * 512 < MiB
+    assert list(pd.read_parquet(table)["host"]) == ["planted"]     # what reading it would give
+    with pytest.raises(Refused, match="over the 20 GiB cap for table files: not read"):
+        read_table(table)
+    child = run_bounded(tmp_path, "report", str(run), seconds=120)
+    assert not child.killed and child.returncode == 0, child
+    assert table.stat().st_size < MiB and len(read(run, "fio")) == 4 and "planted" not in set(read(run, "fio")["host"])
