@@ -135,7 +135,7 @@ def plan_parameter_problems(parameters):
     if not whole(parameters.get("repeat"), 1, MAX_REPEAT):
         problems.append(("repeat", f"{str(parameters.get('repeat'))[:40]!r} is not a whole number from 1 to "
                                    f"{MAX_REPEAT}"))
-    for switch in ("warmup", "drop_caches", "storage_probe"):
+    for switch in ("warmup", "group_warmups", "drop_caches", "storage_probe"):
         if switch in parameters and not isinstance(parameters[switch], bool):
             problems.append((switch, f"{str(parameters[switch])[:40]!r} is not true or false"))
     if parameters.get("monitoring") is not None and not isinstance(parameters["monitoring"], bool):
