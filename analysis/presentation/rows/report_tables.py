@@ -32,17 +32,18 @@ def placement_rows(by_placement: pd.DataFrame, noise: statistics.Noise | None = 
                          "hdfs": row["placement_hdfs"], "local": row["placement_local"], "time": spread_cell(row),
                          "ratio": ratio if is_fastest else verdict_cell(ratio, result.verdict),
                          "reason": "" if is_fastest else result.reason,
-                         "runs": runs_in_order(row.get("in_order")), "spread": spread_text(row["samples"]),
+                         "runs": runs_in_order(row.get("run_order"), row.get("times_in_order")),
+                         "spread": spread_text(row["samples"]),
                          "interval": "" if is_fastest else interval_text(result),
                          "decided": "" if is_fastest else decided_text(result)})
     return rows
 
 
-def runs_in_order(in_order) -> str:
+def runs_in_order(ids, times) -> str:
     """'id time, id time, ...': one side's runs in the order they ran."""
-    if not isinstance(in_order, list) or not in_order:
+    if not isinstance(ids, list) or not isinstance(times, list) or not ids:
         return MISSING
-    return ", ".join(f"{wid} {number(seconds, 's', 1)}" for wid, seconds in in_order)
+    return ", ".join(f"{wid} {number(seconds, 's', 1)}" for wid, seconds in zip(ids, times))
 
 
 def spread_text(samples) -> str:
