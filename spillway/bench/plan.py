@@ -321,7 +321,8 @@ def storage_probe_text(instances):
 def protocol_text(plan):
     """The warm-ups and the stopping rule of `plan`, as the dry run and the bench print them."""
     warmups = ("a warm-up after the provisioning and after every placement switch, never measured"
-               if plan.group_warmups else "no warm-up after the provisioning or a placement switch (WARMUP=0)")
+               if plan.group_warmups else "no warm-up after the provisioning or a placement switch (WARMUP=0, or a run "
+               "planned before they existed)")
     rounds = f"{plan.repeat} round(s) of the workload runs" + (
         f", {run_protocol.PROBE_ROUNDS} of the storage probe" if plan.storage_probe else "")
     return (f"protocol (docs/compare.md, \"The measurement protocol\"): {warmups}; compared configurations in "

@@ -15,7 +15,8 @@ from analysis.presentation.rows.compare_tables import pivot_rows
 from analysis.presentation.rows.report_tables import placement_rows
 from spillway.bench.plan import DEFAULT_WORKLOADS, new_plan
 
-RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RUNS = FIXTURES / "runs"
 
 
 @pytest.mark.parametrize("df, expected", [(1, 12.706), (2, 4.303), (3, 3.182), (10, 2.228), (30, 2.042), (1e7, 1.960)])
@@ -140,7 +141,7 @@ def _rows_of(runs_and_times: list[tuple[object, float]]) -> pd.DataFrame:
 
 
 def test_a_recorded_bench_whose_first_run_is_cold_keeps_the_warm_up_out_of_the_noise():
-    recorded = json.loads((RUNS / "cold-first-run" / "recorded.json").read_text())
+    recorded = json.loads((FIXTURES / "bench-times" / "recorded.json").read_text())
     cold, warm = (run["run_s"] for run in recorded["runs"])
     bench = new_plan("local", list(DEFAULT_WORKLOADS), "tiny", 1, storage_probe=True)
     first_spark = next(i for i in bench.instances if i.runs_spark)
