@@ -219,11 +219,19 @@ def wide_spread(median, low, high):
 
 def run_time_by_placement(workloads: pd.DataFrame) -> pd.DataFrame:
     """Run-step seconds per (workload, sweep point, executor cores) and placement, over the measured
-    repetitions: the I/O-aware model paper's comparison of hybrid placements."""
+    repetitions: the I/O-aware model paper's comparison of hybrid placements. `run_order` and `times_in_order`:
+    each configuration's workload ids and run-step seconds in the order they ran, so that a drift can be seen."""
     runs = measured_runs(workloads)
     if runs.empty:
-        return pd.DataFrame(columns=CONFIG_COLUMNS + ["median", "min", "max", "runs", "samples"])
-    return _spread(runs.dropna(subset=["run_s"]), CONFIG_COLUMNS, "run_s")
+        return pd.DataFrame(columns=CONFIG_COLUMNS + ["median", "min", "max", "runs", "samples", "run_order",
+                                     "times_in_order"])
+    timed = runs.dropna(subset=["run_s"])
+    spread = _spread(timed, CONFIG_COLUMNS, "run_s")
+    order = "start_time_s" if "start_time_s" in timed else "workload_id"
+    grouped = timed.sort_values(order, kind="stable").groupby(CONFIG_COLUMNS, dropna=False)
+    in_order = pd.DataFrame({"run_order": grouped["workload_id"].agg(list),
+                             "times_in_order": grouped["run_s"].agg(lambda v: list(v.astype(float)))})
+    return spread.merge(in_order.reset_index(), on=CONFIG_COLUMNS, how="left")
 
 
 def stage_time_by_cores(stages: pd.DataFrame, workloads: pd.DataFrame) -> pd.DataFrame:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
 
+import run_protocol
 from run_layout import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir
 from spillway import REPO, RESULTS
 
@@ -118,8 +119,9 @@ def resumable_manifest(path):
     return manifest
 
 
-# The most repetitions a resumed run may ask for: the plan's own size limit (spillway.bench.plan) bounds the rest.
-MAX_REPEAT = 10_000
+# The most repetitions a resumed run may ask for (the rounds of run_protocol): the plan's own size limit
+# (spillway.bench.plan) bounds the rest.
+MAX_REPEAT = run_protocol.MAX_ROUNDS
 RELEASE = re.compile(r"[0-9][0-9A-Za-z.-]{0,31}")
 
 
@@ -135,7 +137,7 @@ def plan_parameter_problems(parameters):
     if not whole(parameters.get("repeat"), 1, MAX_REPEAT):
         problems.append(("repeat", f"{str(parameters.get('repeat'))[:40]!r} is not a whole number from 1 to "
                                    f"{MAX_REPEAT}"))
-    for switch in ("warmup", "drop_caches", "storage_probe"):
+    for switch in ("warmup", "group_warmups", "drop_caches", "storage_probe"):
         if switch in parameters and not isinstance(parameters[switch], bool):
             problems.append((switch, f"{str(parameters[switch])[:40]!r} is not true or false"))
     if parameters.get("monitoring") is not None and not isinstance(parameters["monitoring"], bool):

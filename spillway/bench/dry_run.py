@@ -2,7 +2,7 @@
 import json
 
 from spillway import versions as versions_mod
-from spillway.bench.plan import steps_with_commands, storage_probe_text
+from spillway.bench.plan import protocol_text, steps_with_commands, storage_probe_text
 from spillway.console import say
 
 
@@ -22,14 +22,19 @@ def print_plan(plan, resumed, total_steps):
     say(f"  versions: Spark {', '.join(installed['spark'])} installed (default line {installed['spark'][0]}), "
         f"Hadoop {installed['hadoop']}"
         + (f" (its MapReduce examples, TeraSort's, are {examples}'s)" if examples != installed["hadoop"] else ""))
-    say(f"  scale {plan.scale}, repeat {plan.repeat}, warm-up {'yes' if plan.warmup else 'no'}, drop caches "
+    say(f"  scale {plan.scale}, repeat {plan.repeat}, warm-up of each point {'yes' if plan.warmup else 'no'}, drop caches "
         f"{'yes' if plan.drop_caches else 'no'}; {len(to_run)} workload run(s), {total_steps} steps:")
+    say(f"  {protocol_text(plan)}")
     probe = storage_probe_text(plan.instances)
     if probe:
         say(f"  {probe}")
     for instance in to_run:
         say(f"  - {instance.id}: {_run_line(instance)}")
         say(f"      parameters: {json.dumps(instance.params, sort_keys=True)}")
+    back = plan.returns_to
+    if to_run and back and to_run[-1].placement != back:
+        say(f"  then the placement switch back to hdfs={back['hdfs']}, local={back['local']} (nothing measured): "
+            "the next bench skips its provisioning")
 
 
 def _run_line(instance):
@@ -38,4 +43,6 @@ def _run_line(instance):
     cores = f", {instance.executor_cores} executor core(s)" if instance.executor_cores else ""
     spark = (f", Spark {instance.spark_version}" if instance.spark_version else
              "" if instance.runs_spark else ", no Spark")
-    return f"{steps} ({place}{cores}{spark}{', warm-up' if instance.warmup else ''})"
+    warmup = f", warm-up after {instance.warms}, not measured" if instance.warms else (
+        ", warm-up, not measured" if instance.warmup else "")
+    return f"{steps} ({place}{cores}{spark}{warmup})"

@@ -10,7 +10,7 @@ from spillway import clusterlock
 from spillway.bench import resume
 from spillway.bench.dry_run import print_plan
 from spillway.bench.manifest import create_run_directory
-from spillway.bench.plan import count_steps, new_plan, placement_groups, storage_probe_text
+from spillway.bench.plan import count_steps, new_plan, placement_groups, protocol_text, storage_probe_text
 from spillway.bench.provisioning import Provisioning
 from spillway.bench.reporting import build_report
 from spillway.bench.steps import Steps, local_root
@@ -43,7 +43,7 @@ class Bench:
 
     @property
     def total_steps(self):
-        return count_steps(self.resumed.to_run if self.resumed else self.plan.instances)
+        return count_steps(self.resumed.to_run if self.resumed else self.plan.instances, self.plan.returns_to)
 
     def dry_run(self):
         print_plan(self.plan, self.resumed, self.total_steps)
@@ -63,7 +63,7 @@ class Bench:
         banner = (f"Spillway bench {self.run.manifest['run_id']}: cluster '{self.plan.inventory.name}', scale "
                   f"{self.plan.scale}, {len(instances)} workload run(s): {', '.join(i.id for i in instances)}")
         probe = storage_probe_text(instances)
-        return banner + (f"\n  {probe}" if probe else "")
+        return banner + f"\n  {protocol_text(self.plan)}" + (f"\n  {probe}" if probe else "")
 
     def _run(self, instances, stop_signals, banner=None):
         """The workload runs `instances` in the run directory, then the report; the exit status."""
@@ -112,6 +112,9 @@ class Bench:
                 say(f"  monitoring: {monitoring.describe()}")
             for instance in group:
                 all_ok = workload_runs.run_one(instance, monitoring) and all_ok
+        back = self.plan.returns_to
+        if instances and back and instances[-1].placement != back:
+            provisioning.provision(back)  # the probe's switch back: the next bench skips its provisioning
         return all_ok
 
     def _preflight(self, steps):

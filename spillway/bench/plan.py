@@ -4,6 +4,7 @@ import math
 from dataclasses import dataclass
 from itertools import groupby
 
+import run_protocol
 from spillway import inventory as inventory_mod, versions as versions_mod
 from spillway import workloads as workloads_mod
 
@@ -11,9 +12,10 @@ from spillway import workloads as workloads_mod
 DEFAULT_WORKLOADS = ("fio-sweep", "terasort", "tpch", "kmeans", "gatk4")
 
 
-# The default bench's storage probe (issue 23): the one workload run it measures on a second placement and twice on
-# the inventory's, so that its report compares the backends by measurement where it can (the sensitivity model
-# predicts the other workloads) and knows this host's run-to-run noise. TeraSort on Spark: the suite's most I/O-heavy
+# The default bench's storage probe (issues 23, 42): the one workload run it measures on a second placement and again
+# on the inventory's, PROBE_ROUNDS warm runs on each side in interleaved order (run_protocol), so that its report
+# compares the backends by measurement where it can (the sensitivity model predicts the other workloads) and knows
+# this host's run-to-run noise from warm runs. TeraSort on Spark: the suite's most I/O-heavy
 # run per second of its run step at every profile (default bench 20261127-044205-local, tiny: 22.8 MB/s through its
 # backends' devices, TeraSort on MapReduce 21.1, TPC-H 6.4, K-means 3.7, GATK4 0.6) and one of its shortest.
 STORAGE_PROBE = ("terasort", {"engine": "spark"})
@@ -27,10 +29,12 @@ class Instance:
     params: dict
     placement: dict
     executor_cores: int | None  # None: the cluster's spark-defaults
-    repetition: int  # 0 = the discarded warm-up
-    storage_probe: bool = False  # added by with_storage_probe: the default bench's second placement or second run
+    repetition: int  # 0 = a discarded warm-up; else the round (run_protocol) it belongs to
+    storage_probe: bool = False  # added by with_storage_probe: the default bench's probe, beyond the suite's run
     spark_version: str | None = None  # a VERSIONS sweep's release; None: the cluster's default line
     runs_spark: bool = True  # False: a point that runs no Spark (workload.yml's runs_spark), one run per VERSIONS sweep
+    point: str = ""  # the id without its repetition: what the runs of one configuration share
+    warms: str = ""  # a warm-up's reason: what it follows (with_warmups); "" for a per-point warm-up or a measured run
 
     @property
     def warmup(self):
@@ -93,12 +97,13 @@ STEPS_PER_RUN = 2 + len(workloads_mod.STEPS)
 def refuse_a_huge_plan(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line,
                        spark_versions):
     """WorkloadError, with the limit, when the plan would hold more than MAX_PLAN_STEPS steps: counted from the
-    sweeps' lengths before any point is expanded (every run counted with every Spark release: an upper bound)."""
+    sweeps' lengths before any point is expanded (every run counted with every Spark release, and twice for the
+    warm-up a placement switch before it may need: an upper bound)."""
     runs = 0
     for workload in chosen:
         values = workload.parameters(scale, workloads_mod.overrides_for(workload, from_inventory, from_command_line))
         points = math.prod(len(v) for v in values.values() if isinstance(v, list))
-        runs += points * len(placement_list) * len(cores) * (repeat + bool(warmup)) * len(spark_versions)
+        runs += 2 * points * len(placement_list) * len(cores) * (repeat + bool(warmup)) * len(spark_versions)
     if runs * STEPS_PER_RUN > MAX_PLAN_STEPS:
         raise workloads_mod.WorkloadError(
             f"the plan has up to {runs} workload runs ({runs * STEPS_PER_RUN} steps: sweep points x placements x CORES "
@@ -113,30 +118,58 @@ def steps_with_commands(workload, params):
 
 def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inventory, from_command_line,
                   spark_versions=(None,)):
-    """The workload runs, in run order: placement-major, then workload, sweep point, executor cores, repetition (the
-    warm-up first) and, within each repetition, the Spark releases of VERSIONS in turn (so that a drift of the host
-    over the bench does not fall on one release). A point that runs no Spark (workload.yml's runs_spark: TeraSort on
-    MapReduce, DFSIO, fio) runs once per repetition whatever VERSIONS names: another Spark release would measure the
-    same thing again. Each id names the point and what varies across the bench (docs/run-directory.md)."""
+    """The workload runs, in run order: REPEAT rounds (run_protocol: each round every placement and core count once,
+    in the reverse order of the round before, so that a drift of the host falls on every configuration alike), and
+    in each round placement, workload, sweep point, executor cores; the warm-up of a point (WARMUP=1) just before its
+    first measured run, and within each repetition the Spark releases of VERSIONS in turn (so that a drift of the
+    host over the bench does not fall on one release). A point that runs no Spark (workload.yml's runs_spark:
+    TeraSort on MapReduce, DFSIO, fio) runs once per repetition whatever VERSIONS names: another Spark release would
+    measure the same thing again. Each id names the point and what varies across the bench
+    (docs/run-directory.md). One round (REPEAT=1) is the order of before: placement-major."""
+    points = []
+    for workload in chosen:
+        overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
+        points += [(workload, sweep_id, params) for sweep_id, params in workload.instances(scale, overrides)]
     runs = []
-    for place in placement_list:
-        for workload in chosen:
-            overrides = workloads_mod.overrides_for(workload, from_inventory, from_command_line)
-            for sweep_id, params in workload.instances(scale, overrides):
-                for cores_value in cores:
+    for round_number in range(1, repeat + 1):
+        for place in run_protocol.round_order(placement_list, round_number):
+            for workload, sweep_id, params in points:
+                for cores_value in run_protocol.round_order(cores, round_number):
                     base = sweep_id
                     if len(placement_list) > 1:
                         base += f"-hdfs_{place['hdfs']}-local_{place['local']}"
                     if cores_value is not None:
                         base += f"-p{cores_value}"
                     uses_spark = workload.runs_spark(params)
-                    for rep in range(0 if warmup else 1, repeat + 1):
+                    for rep in ([0] if warmup and round_number == 1 else []) + [round_number]:
                         for spark_version in spark_versions if uses_spark else (None,):
                             point = base if spark_version is None else f"{base}-spark{spark_version}"
                             wid = f"{point}-warmup" if rep == 0 else (point if repeat == 1 else f"{point}-r{rep}")
                             runs.append(Instance(workload, wid, params, place, cores_value, rep,
-                                                 spark_version=spark_version, runs_spark=uses_spark))
+                                                 spark_version=spark_version, runs_spark=uses_spark, point=point))
     return runs
+
+
+def with_warmups(runs):
+    """`runs` with a warm-up before the first run of every placement group (placement_groups: after the provisioning
+    and after every placement switch) that does not begin with one already: a copy of the group's first run of a
+    Spark application (else of its first run), repetition 0, never measured (issue 42: the first Spark application
+    on a freshly provisioned cluster took 32.4 s, the same configuration 21.5 s at the end of the bench). Its id is
+    its model's point with `-warmup` (`-warmup2`, ... for a point warmed again)."""
+    taken = {r.id for r in runs}
+    warmed = []
+    for number, group in enumerate(placement_groups(runs)):
+        if not group[0].warmup:
+            model = next((r for r in group if r.runs_spark), group[0])
+            point = model.point or model.id
+            wid = next(f"{point}-warmup{n if n > 1 else ''}" for n in range(1, len(runs) + 2)
+                       if f"{point}-warmup{n if n > 1 else ''}" not in taken)
+            taken.add(wid)
+            warmed.append(Instance(model.workload, wid, model.params, model.placement, model.executor_cores, 0,
+                                   model.storage_probe, model.spark_version, model.runs_spark, point,
+                                   "the provisioning" if number == 0 else "the placement switch"))
+        warmed += group
+    return warmed
 
 
 def other_placement(inventory):
@@ -151,27 +184,30 @@ def other_placement(inventory):
     return {"hdfs": other, "local": other}
 
 
-def with_storage_probe(runs, inventory):
-    """The default bench's runs with the storage probe's (STORAGE_PROBE) after them: the probe's run on the other
-    placement, then again on the inventory's. Both follow a placement switch (daemons restarted, caches cold) where the
-    probe's first run, in the suite, did not: the two runs on the inventory's placement, the suite's length apart and
-    one of them after a switch, measure the host's run-to-run noise with the switch's own effect in it, so that a
-    difference between the placements must exceed both to count. The bench ends on the inventory's placement, where the
-    next bench skips its provisioning. `runs` unchanged when the plan has no probe run (another scale's sweep); with
-    one backend, the repetition alone."""
+def with_storage_probe(runs, inventory, rounds=run_protocol.PROBE_ROUNDS):
+    """The default bench's runs with the storage probe's (STORAGE_PROBE) after them: `rounds` rounds of the probe's
+    run on the inventory's placement and the other one, interleaved (run_protocol.interleaved: A B, B A, A B), the
+    first round's run on the inventory's placement being the suite's own. Every placement switch is followed by a
+    warm-up (with_warmups), so the runs on each side are warm ones and their spread is this host's run-to-run noise
+    with drift over the probe in it, not the switch's cold start. Ends on the other placement at an odd number of
+    rounds: the plan's `returns_to` switches back, so the next bench skips its provisioning. `runs` unchanged when
+    the plan has no probe run (another scale's sweep); with one backend, the repetitions alone."""
     name, params = STORAGE_PROBE
-    probe = next((r for r in runs if r.workload.name == name and r.placement == dict(inventory.placement)
+    own = dict(inventory.placement)
+    probe = next((r for r in runs if r.workload.name == name and r.placement == own
                   and not r.warmup and all(r.params.get(k) == v for k, v in params.items())), None)
     if probe is None:
         return runs
-    again = Instance(probe.workload, f"{probe.id}-r2", probe.params, probe.placement, probe.executor_cores, 2, True,
-                     probe.spark_version, probe.runs_spark)
     other = other_placement(inventory)
-    if other is None:
-        return runs + [again]
-    elsewhere = Instance(probe.workload, f"{probe.id}-hdfs_{other['hdfs']}-local_{other['local']}", probe.params,
-                         other, probe.executor_cores, 1, True, probe.spark_version, probe.runs_spark)
-    return runs + [elsewhere, again]
+    added = []
+    for round_number, place in run_protocol.interleaved([own] + ([other] if other else []), rounds):
+        if round_number == 1 and place == own:
+            continue  # the suite's run
+        point = probe.id if place == own else f"{probe.id}-hdfs_{place['hdfs']}-local_{place['local']}"
+        wid = point if round_number == 1 else f"{point}-r{round_number}"
+        added.append(Instance(probe.workload, wid, probe.params, place, probe.executor_cores, round_number, True,
+                              probe.spark_version, probe.runs_spark, point))
+    return runs + added
 
 
 def placement_groups(runs):
@@ -179,10 +215,11 @@ def placement_groups(runs):
     return [list(group) for _, group in groupby(runs, key=lambda r: sorted(r.placement.items()))]
 
 
-def count_steps(runs):
-    """Progress steps of a bench: provision and facts per placement group (placement_groups); per workload run begin,
-    its steps and end; and the report."""
-    return 2 * len(placement_groups(runs)) + 1 + sum(
+def count_steps(runs, returns_to=None):
+    """Progress steps of a bench: provision and facts per placement group (placement_groups) and for the switch back
+    to `returns_to` when the last group is elsewhere; per workload run begin, its steps and end; and the report."""
+    back = bool(runs and returns_to and runs[-1].placement != returns_to)
+    return 2 * (len(placement_groups(runs)) + back) + 1 + sum(
         2 + len(steps_with_commands(r.workload, r.params)) for r in runs)
 
 
@@ -193,7 +230,8 @@ class BenchPlan:
     inventory: object  # spillway.inventory.Inventory
     scale: str
     repeat: int
-    warmup: bool
+    warmup: bool  # a warm-up of every point before its first measured run (WARMUP=1)
+    group_warmups: bool  # a warm-up after the provisioning and every placement switch (with_warmups); WARMUP=0: none
     drop_caches: bool
     monitoring_override: dict | None  # spillway_monitoring with MONITORING=0/1's `enabled`; None: the inventory's
     placements: list
@@ -202,6 +240,7 @@ class BenchPlan:
     storage_probe: bool
     overrides: dict  # the workloads' parameters given by the inventory and by PARAMS
     instances: list
+    returns_to: dict | None = None  # the placement the bench switches back to after its last run (the probe's)
 
     @property
     def several_placements(self):
@@ -224,10 +263,12 @@ def new_plan(cluster, workload_names, scale, repeat, params="", cores="", placem
 
 
 def run_settings(inventory, repeat, warmup, monitoring):
-    """The warm-up and the monitoring override of a bench of `repeat` repetitions, the override put in the
+    """The warm-ups and the monitoring override of a bench of `repeat` repetitions, the override put in the
     inventory's variables; REPEAT checked."""
-    if not isinstance(repeat, int) or isinstance(repeat, bool) or repeat < 1:
-        raise workloads_mod.WorkloadError(f"REPEAT must be 1 or more (a whole number), got {repeat!r}")
+    try:
+        run_protocol.check_rounds(repeat, "REPEAT")
+    except run_protocol.ProtocolError as err:
+        raise workloads_mod.WorkloadError(f"{err} (each repetition is a round of the interleaved order)") from None
     # MONITORING=0/1 beats the inventory for this bench (e.g. to measure the monitoring's own overhead): every
     # playbook and the bench's own Prometheus client see the same settings.
     override = None
@@ -235,12 +276,14 @@ def run_settings(inventory, repeat, warmup, monitoring):
         override = {**(inventory.variables.get("spillway_monitoring") or {}), "enabled": bool(monitoring)}
         inventory.variables["spillway_monitoring"] = override
     # Monotasks' method: one discarded warm-up run before measured repetitions (by default when there are several,
-    # so the first one does not pay for cold caches and JIT alone).
-    return {"warmup": repeat > 1 if warmup is None else warmup, "monitoring_override": override}
+    # so the first one does not pay for cold caches and JIT alone). The warm-ups after the provisioning and every
+    # placement switch always, unless WARMUP=0 asks for no warm-up at all (to measure the cold start itself).
+    return {"warmup": repeat > 1 if warmup is None else warmup, "group_warmups": warmup is not False,
+            "monitoring_override": override}
 
 
-def plan_of(inventory, workload_names, from_command_line, *, scale, repeat, warmup, drop_caches, monitoring_override,
-            placements, cores, spark_versions, storage_probe):
+def plan_of(inventory, workload_names, from_command_line, *, scale, repeat, warmup, group_warmups, drop_caches,
+            monitoring_override, placements, cores, spark_versions, storage_probe):
     """The workload runs, in run order, from the placements, cores, repetitions and overrides; the whole plan."""
     chosen = [workloads_mod.load(name) for name in workload_names]
     from_inventory = inventory.variables.get("spillway_workload_parameters") or {}
@@ -252,19 +295,35 @@ def plan_of(inventory, workload_names, from_command_line, *, scale, repeat, warm
                        spark_versions)
     instances = workload_runs(chosen, scale, placements, cores, repeat, warmup, from_inventory, from_command_line,
                               spark_versions)
+    returns_to = None
     if storage_probe:
         instances = with_storage_probe(instances, inventory)
+        returns_to = dict(inventory.placement)
+    if group_warmups:
+        instances = with_warmups(instances)
     versions_mod.refuse_unsupported(instances, inventory)
-    return BenchPlan(inventory, scale, repeat, warmup, drop_caches, monitoring_override, placements, cores,
-                     spark_versions, storage_probe, overrides, instances)
+    return BenchPlan(inventory, scale, repeat, warmup, group_warmups, drop_caches, monitoring_override, placements,
+                     cores, spark_versions, storage_probe, overrides, instances, returns_to)
 
 
 def storage_probe_text(instances):
     """What the default bench's storage probe adds to the plan and why, or None."""
-    added = [i for i in instances if i.storage_probe]
+    added = [i for i in instances if i.storage_probe and not i.warmup]
     if not added:
         return None
-    where = "; ".join(f"{i.id} (hdfs={i.placement['hdfs']}, local={i.placement['local']})" for i in added)
-    return (f"storage probe of the default bench: {where}: {STORAGE_PROBE[0]}'s backends compared by "
-            "measurement, and this host's run-to-run noise from its two runs on one placement (docs/findings.md, "
-            "\"What the default bench measures\")")
+    order = " ".join(f"{i.id} (hdfs={i.placement['hdfs']}, local={i.placement['local']})" for i in added)
+    return (f"storage probe of the default bench: {STORAGE_PROBE[0]}'s backends compared by measurement, "
+            f"{run_protocol.PROBE_ROUNDS} warm runs on each side (the suite's own run the first on the inventory's "
+            f"placement), in interleaved order, after it: {order}; this host's run-to-run noise from the warm runs' "
+            "spread (docs/findings.md, \"What the default bench measures\")")
+
+
+def protocol_text(plan):
+    """The warm-ups and the stopping rule of `plan`, as the dry run and the bench print them."""
+    warmups = ("a warm-up after the provisioning and after every placement switch, never measured"
+               if plan.group_warmups else "no warm-up after the provisioning or a placement switch (WARMUP=0, or a run "
+               "planned before they existed)")
+    rounds = f"{plan.repeat} round(s) of the workload runs" + (
+        f", {run_protocol.PROBE_ROUNDS} of the storage probe" if plan.storage_probe else "")
+    return (f"protocol (docs/compare.md, \"The measurement protocol\"): {warmups}; compared configurations in "
+            f"interleaved rounds, {rounds}; stopping rule: {run_protocol.STOPPING_RULE}")

@@ -94,8 +94,9 @@ class Provisioning:
             suffix = f"-hdfs_{placement['hdfs']}-local_{placement['local']}"
             # a placement the bench comes back to (the storage probe's) keeps the logs of its first provisioning
             earlier = sum(s["name"].startswith(f"provision{label}") for s in self.run.manifest["steps"])
-            if earlier:
-                label, suffix = f"{label} again", f"{suffix}-{earlier + 1}"
+            if earlier:  # the probe comes back to a placement twice: each step's name its own
+                again = " again" + (f" (time {earlier + 1})" if earlier > 1 else "")
+                label, suffix = f"{label}{again}", f"{suffix}-{earlier + 1}"
         self.provision_unless_unchanged(f"provision{label}", f"provision{suffix}")
         self.steps.timed_play(f"facts{label}", "facts.yml", f"facts{suffix}")
         load_facts(self.run, self.inventory)

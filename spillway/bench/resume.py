@@ -62,8 +62,8 @@ def changed_values(recorded, now):
 
 def recorded_parameters(manifest):
     """The manifest's `parameters`, with what runs recorded before an option existed filled in as it was then."""
-    return {"warmup": False, "drop_caches": False, "executor_cores": [None], "storage_probe": False,
-            "spark_versions": [None],
+    return {"warmup": False, "group_warmups": False, "drop_caches": False, "executor_cores": [None],
+            "storage_probe": False, "spark_versions": [None],
             "placements": [(manifest.get("storage") or {}).get("placement")], **manifest["parameters"]}
 
 
@@ -132,7 +132,9 @@ def plan_to_finish(ref, given=None):
     monitoring = recorded.get("monitoring")
     if monitoring == (inventory.variables.get("spillway_monitoring") or {}).get("enabled", True):
         monitoring = None  # as the inventory has it: no override
-    settings = run_settings(inventory, recorded["repeat"], recorded["warmup"], monitoring)
+    # the warm-ups after provisioning and switches as the run was planned (none before issue 42's protocol)
+    settings = {**run_settings(inventory, recorded["repeat"], recorded["warmup"], monitoring),
+                "group_warmups": recorded["group_warmups"]}
     plan = plan_of(inventory, recorded["workloads"], recorded_command_line(recorded), scale=recorded["scale"],
                    repeat=recorded["repeat"], drop_caches=recorded["drop_caches"], placements=recorded["placements"],
                    cores=recorded["executor_cores"], spark_versions=recorded["spark_versions"],

@@ -1,19 +1,22 @@
 """analysis.statistics on known inputs, and the comparison page's verdicts built on it (docs/compare.md, "How sure")."""
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from analysis import statistics
+from analysis import metrics, statistics
 from analysis.across_runs.runs import Run, label_runs
 from analysis.across_runs.times import workload_times
 from analysis.presentation.rows.compare_tables import pivot_rows
 from analysis.presentation.rows.report_tables import placement_rows
+from spillway.bench.plan import DEFAULT_WORKLOADS, new_plan
 
-RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "runs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+RUNS = FIXTURES / "runs"
 
 
 @pytest.mark.parametrize("df, expected", [(1, 12.706), (2, 4.303), (3, 3.182), (10, 2.228), (30, 2.042), (1e7, 1.960)])
@@ -101,7 +104,6 @@ def test_one_run_per_placement_is_never_called_faster_or_slower():
     assert set(others["verdict"]) == {statistics.CANNOT_TELL}
     cells = [c["speedup"] for r in pivot_rows(table, ["workload", "sweep"], order) for c in r["cells"][1:]]
     assert cells and all(c.endswith("cannot tell") and c.startswith("(") for c in cells)
-    from analysis import metrics
     ratios = [r["ratio"] for r in placement_rows(metrics.run_time_by_placement(run.tables["workloads"]))]
     assert "1.00 x" in ratios and not any(r.endswith(("slower", "faster")) for r in ratios)
 
@@ -123,3 +125,45 @@ def test_repeated_placements_are_ranked_when_significant_and_only_then():
     text = {c: cell["speedup"] for r in pivot_rows(table, ["workload", "sweep"], order) for c, cell in zip(order, r["cells"])}
     assert text["HDFS ssd, local ssd"] == "1.30 x faster"
     assert text["HDFS hdd, local ssd"] == "(1.15 x) not significant"
+
+
+# ---------------------------------------------------------------- warm-ups and the noise (issue 42)
+
+def _rows_of(runs_and_times: list[tuple[object, float]]) -> pd.DataFrame:
+    """A real recorded workloads row of TeraSort on Spark under hdfs=hdd, local=ssd (the placement matrix) copied
+    once per planned run, with the run's id, placement, repetition and warm-up flag and the given run time."""
+    recorded = pd.read_parquet(RUNS / "terasort-matrix" / "tables" / "workloads.parquet")
+    row = recorded.set_index("workload_id").loc["terasort-hdfs_hdd-local_ssd"].to_dict()
+    return pd.DataFrame([{**row, "workload_id": run.id, "repetition": run.repetition, "warmup": run.warmup,
+                          "placement_hdfs": run.placement["hdfs"], "placement_local": run.placement["local"],
+                          "run_s": seconds, "start_time_s": row["start_time_s"] + 60.0 * order}
+                         for order, (run, seconds) in enumerate(runs_and_times)])
+
+
+def test_a_recorded_bench_whose_first_run_is_cold_keeps_the_warm_up_out_of_the_noise():
+    recorded = json.loads((FIXTURES / "bench-times" / "recorded.json").read_text())
+    cold, warm = (run["run_s"] for run in recorded["runs"])
+    bench = new_plan("local", list(DEFAULT_WORKLOADS), "tiny", 1, storage_probe=True)
+    first_spark = next(i for i in bench.instances if i.runs_spark)
+    same = [i for i in bench.instances if i.params == first_spark.params and i.workload is first_spark.workload
+            and i.placement == recorded["placement"]]
+    workloads = _rows_of([(first_spark, cold), (same[-1], warm)])
+    by_placement = metrics.run_time_by_placement(workloads)
+    measured = [t for samples in by_placement["samples"] for t in samples]
+    assert first_spark.warmup and cold not in measured and measured == [warm]
+    noise = statistics.noise_from_repetitions(by_placement)
+    assert noise is None or noise.pct < (cold / warm - 1) * 100
+
+
+def test_a_placement_verdict_states_its_runs_in_order_their_spread_its_interval_and_whether_it_is_decided():
+    bench = new_plan("local", list(DEFAULT_WORKLOADS), "tiny", 1, storage_probe=True)
+    probe = [i for i in bench.instances if i.id.startswith("terasort-spark") and not i.warmup]
+    # A B B A A B, the hdd side slower by a fifth, a drift of 0.1 s a run
+    times = [21.5 + 0.1 * n + (4.3 if i.placement["hdfs"] == "hdd" else 0.0) for n, i in enumerate(probe)]
+    rows = placement_rows(metrics.run_time_by_placement(_rows_of(list(zip(probe, times)))))
+    by_side = {r["hdfs"]: r for r in rows}
+    assert by_side["hdd"]["runs"] == "terasort-spark 25.8 s, terasort-spark-r2 26.1 s, terasort-spark-r3 26.2 s"
+    assert by_side["ssd"]["runs"].startswith("terasort-spark-hdfs_ssd-local_hdd 21.6 s, ")
+    assert by_side["hdd"]["spread"] == "1.6 % (steady: at most 5 %)"
+    assert by_side["hdd"]["interval"].endswith(" x") and " to " in by_side["hdd"]["interval"]
+    assert by_side["hdd"]["decided"] == "decided: slower" and by_side["ssd"]["decided"] == ""

@@ -44,6 +44,7 @@ def resumable(run):
 
 @pytest.mark.parametrize("field, value", [
     ("repeat", 1e20), ("repeat", 10**20), ("repeat", "x"), ("repeat", -1), ("repeat", 0), ("repeat", 1.5),
+    ("repeat", 101), ("group_warmups", "yes"),
     ("repeat", True), ("repeat", None), ("executor_cores", [0]), ("executor_cores", [1e20]), ("executor_cores", ["2"]),
     ("executor_cores", 2), ("executor_cores", []), ("warmup", "yes"), ("drop_caches", 1), ("storage_probe", None),
     ("monitoring", "off"), ("spark_versions", ["3.5.6; touch x"]), ("placements", [{"hdfs": "a;b", "local": "c"}]),

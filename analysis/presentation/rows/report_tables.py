@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+import run_protocol
+
 from ... import metrics, statistics
 from ...formatting import MISSING, count, format_bytes, number, rate, size_label
 from .cells import spread_cell, verdict_cell
@@ -12,7 +14,9 @@ from .cells import spread_cell, verdict_cell
 
 def placement_rows(by_placement: pd.DataFrame, noise: statistics.Noise | None = None) -> list[dict]:
     """Run-step time per workload configuration under each placement, with the ratio to the fastest median and
-    whether the statistics tell that difference from noise."""
+    whether the statistics tell that difference from noise: for each verdict the runs on its side in the order they
+    ran with their times (a drift shows), their spread against the protocol's steady limit (run_protocol), the
+    interval of the ratio and whether it is decided."""
     if by_placement.empty or by_placement[["placement_hdfs", "placement_local"]].drop_duplicates().shape[0] < 2:
         return []
     rows = []
@@ -27,8 +31,39 @@ def placement_rows(by_placement: pd.DataFrame, noise: statistics.Noise | None = 
                          "cores": "default" if pd.isna(row["executor_cores"]) else int(row["executor_cores"]),
                          "hdfs": row["placement_hdfs"], "local": row["placement_local"], "time": spread_cell(row),
                          "ratio": ratio if is_fastest else verdict_cell(ratio, result.verdict),
-                         "reason": "" if is_fastest else result.reason})
+                         "reason": "" if is_fastest else result.reason,
+                         "runs": runs_in_order(row.get("run_order"), row.get("times_in_order")),
+                         "spread": spread_text(row["samples"]),
+                         "interval": "" if is_fastest else interval_text(result),
+                         "decided": "" if is_fastest else decided_text(result)})
     return rows
+
+
+def runs_in_order(ids, times) -> str:
+    """'id time, id time, ...': one side's runs in the order they ran."""
+    if not isinstance(ids, list) or not isinstance(times, list) or not ids:
+        return MISSING
+    return ", ".join(f"{wid} {number(seconds, 's', 1)}" for wid, seconds in zip(ids, times))
+
+
+def spread_text(samples) -> str:
+    """The slowest run over the fastest of one side, and whether that is as steady as the protocol asks."""
+    spread = run_protocol.spread_pct(list(samples))
+    if spread is None:
+        return "1 run"
+    steadiness = "steady" if run_protocol.steady(samples) else "not steady"
+    return f"{number(spread, '%', 1)} ({steadiness}: at most {run_protocol.STEADY_SPREAD_PCT:g} %)"
+
+
+def interval_text(result: statistics.Difference) -> str:
+    """The interval of the ratio (fastest / this), or why there is none."""
+    if pd.isna(result.low):
+        return f"none: {result.baseline.n} vs {result.other.n} run(s), at least {statistics.MIN_RUNS} a side needed"
+    return f"{number(result.low, 'x', 2)} to {number(result.high, 'x', 2)}"
+
+
+def decided_text(result: statistics.Difference) -> str:
+    return f"decided: {result.verdict}" if result.significant else f"not decided: {result.verdict}"
 
 
 def cores_rows(by_cores: pd.DataFrame) -> tuple[list, list[dict]]:

@@ -64,7 +64,8 @@ def interrupted(results):
     interrupted with outputs fetched, spark-r2 never started."""
     plan = Bench.planned(**PLAN).plan
     run = create_run_directory(plan)
-    mr1, mr2, spark1, _ = plan.instances
+    runs = {i.id: i for i in plan.instances}
+    mr1, mr2, spark1 = (runs[wid] for wid in ("terasort-mapreduce-r1", "terasort-mapreduce-r2", "terasort-spark-r1"))
     add_record(run, mr1, "ok", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "ok"), ("end", "ok")])
     add_record(run, mr2, "invalid", [("begin", "ok"), ("prepare", "ok"), ("run", "ok"), ("validate", "failed"),
                                      ("end", "ok")])
@@ -252,12 +253,29 @@ def test_runs_recorded_before_warmups_and_placements_existed_are_planned_as_they
 
 
 def test_a_default_bench_resumes_with_its_storage_probe(results):
-    plan = Bench.planned(**{**PLAN, "repeat": 1, "storage_probe": True}).plan
+    plan = Bench.planned(**{**PLAN, "repeat": 1, "warmup": None, "storage_probe": True}).plan
     run = create_run_directory(plan)
     first, *_ = plan.instances
     add_record(run, first, "interrupted", [("begin", "ok"), ("prepare", "ok"), ("run", "interrupted"), ("end", "ok")])
     run.finish("interrupted")
     resumed = Bench.resume(run.manifest["run_id"])
-    assert resumed.plan.storage_probe is True
+    assert resumed.plan.storage_probe is True and resumed.plan.group_warmups is True
     assert [i.id for i in resumed.resumed.to_run] == run.manifest["plan"] == [
-        "terasort-mapreduce", "terasort-spark", "terasort-spark-hdfs_ssd-local_hdd", "terasort-spark-r2"]
+        "terasort-spark-warmup", "terasort-mapreduce", "terasort-spark",
+        "terasort-spark-hdfs_ssd-local_hdd-warmup", "terasort-spark-hdfs_ssd-local_hdd",
+        "terasort-spark-hdfs_ssd-local_hdd-r2", "terasort-spark-warmup2", "terasort-spark-r2", "terasort-spark-r3",
+        "terasort-spark-hdfs_ssd-local_hdd-warmup2", "terasort-spark-hdfs_ssd-local_hdd-r3"]
+    # the stopping rule is the plan's: a resume runs what is left of its rounds, and the switch back after them
+    assert resumed.plan.returns_to == {"hdfs": "hdd", "local": "ssd"}
+    assert resumed.total_steps == 5 * 2 + 11 * 5 + 1
+
+
+def test_a_run_recorded_before_the_warm_ups_after_switches_resumes_without_them(results):
+    plan = Bench.planned(**{**PLAN, "repeat": 1, "warmup": None, "workload_names": ["terasort"],
+                            "params": "engine=spark"}).plan
+    run = create_run_directory(plan)
+    del run.manifest["parameters"]["group_warmups"]  # as runs before issue 42 recorded them
+    run.manifest["plan"] = ["terasort"]
+    run.save()
+    run.finish("interrupted")
+    assert [i.id for i in Bench.resume(run.manifest["run_id"]).resumed.to_run] == ["terasort"]

@@ -40,7 +40,8 @@ def runs(tmp_path, monkeypatch):
     exception raised once that part began), in order; its outcome, record, interrupt and the playbooks run on their
     own. Monitoring off: its calls are warnings only."""
     monkeypatch.setattr(run_record, "RESULTS", tmp_path)
-    plan = new_plan(cluster="local", workload_names=["terasort"], scale="tiny", repeat=1, params="engine=spark")
+    plan = new_plan(cluster="local", workload_names=["terasort"], scale="tiny", repeat=1, params="engine=spark",
+                    warmup=False)
     run = run_record.RunDirectory.create("r1", hosts={})
     steps = Steps(plan.inventory, run, count_steps(plan.instances), plan.monitoring_override)
     played = []
