@@ -14,6 +14,7 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import yaml
 
 KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
@@ -117,36 +118,68 @@ def random_read_service_s(drive: Drive, size: int, samples: int = 200_000, seed:
     return drive.overhead_ms / 1e3 + total / samples + drive.revolution_s / 2
 
 
-def sptf_iops(drive: Drive, size: int, depth: int, steps: int = 20_000, seed: int = 21, start: float = 0.0,
-              end: float = 1.0, write: bool = False, window: float | None = None) -> float:
-    """IOPS of random requests kept `depth` deep over [start, end) of the capacity, the drive serving the one with
-    the shortest positioning time (overhead + seek + rotational wait, the sector's angle uniform and independent of
-    the seek) first. `window`: each new request lands within this fraction of the capacity around the head (a
-    destage choosing among the dirty extents nearest it) instead of anywhere in the region."""
+@dataclass(frozen=True)
+class Region:
+    """Where a file lies on the drive: its extents as [start, end) fractions of the capacity, in the file's order.
+    A position in the file (0 its first byte, 1 past its last) maps to one on the drive."""
+    extents: tuple[tuple[float, float], ...] = ((0.0, 1.0),)
+
+    @classmethod
+    def of_extents(cls, extents: list[tuple[int, int]], device_bytes: int) -> "Region":
+        """From (physical byte, length in bytes) pairs in the file's order and the device's size."""
+        if device_bytes <= 0 or not extents:
+            raise ValueError("a region needs a device of some size and at least one extent")
+        return cls(tuple((start / device_bytes, (start + length) / device_bytes) for start, length in extents))
+
+    @property
+    def width(self) -> float:
+        return sum(end - start for start, end in self.extents)
+
+    def position(self, within: float) -> float:
+        """The drive's fraction at a fraction `within` of the file."""
+        left = within * self.width
+        for start, end in self.extents:
+            if left <= end - start:
+                return start + left
+            left -= end - start
+        return self.extents[-1][1]
+
+    def streaming_rate(self, drive: "Drive") -> float:
+        """Bytes/s reading the file from start to end at the media rate (bytes over summed time)."""
+        return self.width / sum((end - start) / drive.streaming_rate(start, end) for start, end in self.extents)
+
+
+def sptf_iops(drive: Drive, size: int, depth: int, steps: int = 20_000, seed: int = 21, region: Region = Region(),
+              write: bool = False, window: float | None = None) -> float:
+    """IOPS of random requests kept `depth` deep over `region`, the drive serving the one with the shortest
+    positioning time (overhead + seek + rotational wait, the sector's angle uniform and independent of the seek)
+    first. `window`: each new request lands within this fraction of the file around the head (a destage choosing
+    among the dirty extents nearest it) instead of anywhere in it."""
     rng = random.Random(seed)
 
     def target(head: float) -> float:
         if window is None:
-            return rng.uniform(start, end)
-        low = min(max(start, head - window / 2), end - window)
-        return rng.uniform(max(start, low), min(end, max(start, low) + window))
+            return rng.random()
+        low = min(max(0.0, head - window / 2), 1.0 - window)
+        return low + rng.random() * window
 
     if window is None:
         queue = [target(0.0) for _ in range(depth)]
-        head = rng.uniform(start, end)
+        head = rng.random()
     else:
-        head = rng.uniform(start, end)
+        head = rng.random()
         queue = [target(head) for _ in range(depth)]
     elapsed = 0.0
     for _ in range(steps):
         best, best_time = 0, math.inf
-        for i, position in enumerate(queue):
-            positioning = drive.seek_s(abs(drive.stroke(head) - drive.stroke(position)), write) + \
+        here = drive.stroke(region.position(head))
+        for i, within in enumerate(queue):
+            positioning = drive.seek_s(abs(here - drive.stroke(region.position(within))), write) + \
                 rng.random() * drive.revolution_s
             if positioning < best_time:
                 best, best_time = i, positioning
         head = queue[best]
-        elapsed += drive.overhead_ms / 1e3 + best_time + size / drive.media_rate(head)
+        elapsed += drive.overhead_ms / 1e3 + best_time + size / drive.media_rate(region.position(head))
         queue[best] = target(head)
     return steps / elapsed
 
@@ -156,14 +189,13 @@ def sptf_random_read_iops(drive: Drive, size: int, depth: int, steps: int = 20_0
     return sptf_iops(drive, size, depth, steps, seed)
 
 
-def destage_iops(drive: Drive, size: int, start: float, end: float) -> float:
+def destage_iops(drive: Drive, size: int, region: Region) -> float:
     """Random writes of `size` once the write cache is full of them (steady state): every write waits for one
     destage, the drive writing the dirty extent with the shortest positioning time among the DESTAGE_CHOICES
     nearest the head, of DIRTY_EXTENTS spread over the region (or as many as the cache holds)."""
     extents = min(DIRTY_EXTENTS, drive.write_cache // size)
     choices = min(DESTAGE_CHOICES, extents)
-    return sptf_iops(drive, size, choices, steps=5_000, start=start, end=end, write=True,
-                     window=(end - start) * choices / extents)
+    return sptf_iops(drive, size, choices, steps=5_000, region=region, write=True, window=choices / extents)
 
 
 def sequential_read_rate(drive: Drive, size: int, region: float, start: float = 0.0, depth: int = 1) -> float:
@@ -202,22 +234,48 @@ def interleaved_readers_rate(drive: Drive, size: int, first: float, second: floa
     return per_visit / (drive.overhead_ms / 1e3 + seek + drive.revolution_s / 2 + per_visit / rate)
 
 
-def point_expectation(drive: Drive, rw: str, size: int, depth: int, start: float, end: float) -> tuple[float, str]:
+def point_expectation(drive: Drive, rw: str, size: int, depth: int, region: Region) -> tuple[float, str]:
     """(bytes/s, how) the datasheet gives for one point of a fio sweep in steady state: `rw` fio's pattern, `size`
-    its block size, `depth` its queue depth, [start, end) the file's extent as fractions of the capacity. Writes
-    are taken once the write cache is full (the sweep ramps until it is): sequential ones stream at the media
-    rate, random ones wait for a destage each. NaN with the reason for a point the formulas do not hold."""
+    its block size, `depth` its queue depth, `region` where its file lies on the drive. Writes are taken once the
+    write cache is full (the sweep ramps until it is): sequential ones stream at the media rate, random ones wait
+    for a destage each. NaN with the reason for a point the formulas do not hold."""
     if rw not in ("read", "write", "randread", "randwrite"):
         return math.nan, f"no datasheet formula for fio pattern {rw!r} (read, write, randread, randwrite only)"
-    if not 0 <= start < end <= 1:
-        return math.nan, f"the file's extent {start:.3f}-{end:.3f} of the capacity is not on the drive"
+    if not all(0 <= start < end <= 1 for start, end in region.extents):
+        return math.nan, "the file's extents are not all on the drive"
     if not rw.startswith("rand"):
         if size <= PATH_BOUND_SEQUENTIAL_BYTES:
             return math.nan, "path-bound: sequential 4 KiB goes no faster than the loop and FUSE path (docs/storage.md)"
-        rate = min(drive.streaming_rate(start, end), drive.host_bound_rate(size, depth))
-        return rate, "streaming at the media rate over the file's extent"
+        return min(region.streaming_rate(drive), drive.host_bound_rate(size, depth)), \
+            "streaming at the media rate over the file's extents"
     if rw == "randread":
-        return sptf_iops(drive, size, depth, steps=5_000, start=start, end=end) * size, \
-            f"random reads {depth} deep, shortest positioning first, over the file's extent"
-    return destage_iops(drive, size, start, end) * size, \
+        return sptf_iops(drive, size, depth, steps=5_000, region=region) * size, \
+            f"random reads {depth} deep, shortest positioning first, over the file's extents"
+    return destage_iops(drive, size, region) * size, \
         "random writes destaged from a full write cache, shortest positioning first"
+
+
+def sweep_expectations(curves: pd.DataFrame, extents: pd.DataFrame, profile_of: dict[str, str],
+                       profiles: dict) -> pd.DataFrame:
+    """The expectation beside each point of a run's fio sweep (metrics.fio_curves) on a modelled drive: its profile's
+    `model.options` (as the run recorded them), its file's extents on the device (the `fio_extents` table), its
+    rw, block size and queue depth. One row per (host, backend, rw, block_size_bytes) of a modelled backend, with
+    `expected_bytes_per_s` (NaN when no formula holds or the file's extents were not recorded) and `expectation`."""
+    columns = ["host", "backend", "rw", "block_size_bytes", "expected_bytes_per_s", "expectation"]
+    rows = []
+    for point in curves.itertuples() if not curves.empty else ():
+        options = ((profiles.get(profile_of.get(point.backend, point.backend)) or {}).get("model") or {}).get("options")
+        if not options:
+            continue
+        on_host = extents[(extents["host"] == point.host) & (extents["backend"] == point.backend)] \
+            if not extents.empty else extents
+        if on_host.empty:
+            rows.append((point.host, point.backend, point.rw, point.block_size_bytes, math.nan,
+                         "no expectation: where the file lay on the drive was not recorded (extents-<backend>.json)"))
+            continue
+        region = Region.of_extents(list(zip(on_host["physical_bytes"], on_host["length_bytes"])),
+                                   int(on_host["device_bytes"].iloc[0]))
+        expected, how = point_expectation(Drive.from_options(options), point.rw, int(point.block_size_bytes),
+                                          int(getattr(point, "iodepth", 1)), region)
+        rows.append((point.host, point.backend, point.rw, point.block_size_bytes, expected, how))
+    return pd.DataFrame(rows, columns=columns)
