@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import access_patterns, devices, metrics, safeio, statistics
+from . import access_patterns, devices, fio_limits, metrics, safeio, statistics
 from .findings import engine
 from .findings.rules import RULES
 from .formatting import format_bytes, now_utc, number, rate, utc
@@ -26,7 +26,7 @@ from .presentation.rows.report_tables import (cores_rows, fio_rows, gluster_rows
                                               workload_io_rows)
 from .presentation import findings_export, render_page
 from .presentation.page_sections import section_failed, storage_sensitivity_section
-from .models import sensitivity
+from .models import hdd_datasheet, sensitivity
 from .models.iomodel.bandwidths import Bandwidths, bandwidths_of
 from .models.iomodel.configurations import Configuration, configurations_of
 from .presentation.model_section import model_section
@@ -250,7 +250,9 @@ def build_context(run_dir: Path) -> dict:
         "stage_rows": stage_rows(tables["stages"]), "mr_rows": mr_rows(tables["mr_jobs"], tables["mr_counters"]),
         "gluster_rows": gluster_rows(tables["gluster_bricks"], tables["gluster_fops"]),
         "pfs_client_rows": pfs_client_rows(tables["pfs_client"]),
-        "fio_rows": fio_rows(fio_curves), "fio_png": fio_figure(fio_curves, run_id),
+        "fio_rows": fio_rows(fio_curves, hdd_datasheet.sweep_expectations(
+            fio_curves, tables["fio_extents"], devices.backend_profiles(tables["devices"]),
+            fio_limits.recorded_profiles(manifest))), "fio_png": fio_figure(fio_curves, run_id),
         "size_figures": request_size_figures(tables["block_requests"], run_id),
         "throughput_figures": throughput_figures(tables["iostat"], spans, run_id, metrics.stage_io_rate(stages)),
         "stage_request_tables": stage_request_tables(metrics.stage_request_sizes(requests, stages, backends), stages),

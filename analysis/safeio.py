@@ -30,7 +30,7 @@ KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 # The largest file of each source type the analysis reads. Large enough for long runs on big clusters
 # (a 5 GB event log is legitimate), small enough that a planted sparse file or device is not read for hours.
 SIZE_CAPS = {
-    "manifest": 64 * MiB,          # manifest.json, raw/<host>/facts.json, raw/<host>/storage.json
+    "manifest": 64 * MiB,          # manifest.json, raw/<host>/facts.json, raw/<host>/storage.json, fio extents-*.json
     "fio": 256 * MiB,              # fio-*.json (json+ histograms included)
     "iostat": 2 * GiB,             # iostat.json, iostat.txt
     "diskstats": 64 * MiB,         # diskstats.start/.stop

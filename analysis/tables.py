@@ -16,7 +16,7 @@ from typing import Iterator
 import pandas as pd
 import pyarrow as pa
 
-from . import safeio
+from . import fio_limits, safeio
 from .parsers import manifest as manifest_parser, step_logs, storage
 from .parsers.manifest import read_manifest
 from .parsers.registry import SOURCES
@@ -161,6 +161,10 @@ def _build_tables(run_dir: Path) -> dict[str, pd.DataFrame]:
         for table in source.tables if source.cluster_wide else ():
             tables[table] = tables[table].drop(columns="host")
     tables["devices"] = storage.devices_table(storage_by_host, manifest)
+    # Each fio point against what its device class can deliver (fio_limits): a faster one measured a cache.
+    tables["fio"] = fio_limits.with_class_limits(
+        tables["fio"], dict(zip(tables["devices"]["backend"], tables["devices"]["profile"])),
+        fio_limits.recorded_profiles(manifest))
     tables["steps"] = manifest_parser.steps_table(manifest)
     tables["workloads"] = manifest_parser.workloads_table(manifest)
     commands, command_sources = step_logs.workload_commands_table(run_dir, manifest)

@@ -8,8 +8,8 @@ workload run, then the source's entries in order.
 """
 from __future__ import annotations
 
-from . import (blocktrace, diskstats, eventlog_source, fio, gluster_profile, iostat, jhist, node_budget, pfs_client,
-               prometheus, workload_results)
+from . import (blocktrace, diskstats, eventlog_source, fio, fio_extents, gluster_profile, iostat, jhist, node_budget,
+               pfs_client, prometheus, workload_results)
 from .source import Each, First, Source, Whole, Window, missing, none_if_nothing_here, none_unless_error
 
 _BRICK = ("volume", "brick_host", "brick_path")
@@ -18,6 +18,9 @@ SOURCES = (
     Source("workload", Each("fio-*.json"), fio.fio_tables,
            {"fio": ("backend", "device", "file", "rw", "direction", "source_file"),
             "fio_latency_bins": ("backend", "device", "rw", "direction", "source_file")}),
+    # where the sweep's file lay on each device (workloads/fio-sweep/run-sweep); none from other fio runs
+    Source("workload", Each("extents-*.json"), fio_extents.extents_tables,
+           {"fio_extents": ("backend", "file", "device", "source_file")}),
     # a workload that wrote no check or result file (TeraSort, fio-sweep) has no row in `sources` for them
     Source("workload", Whole(workload_results.check_files), workload_results.parse_checks,
            {"workload_checks": ("step", "file", "problems", "detail")}),

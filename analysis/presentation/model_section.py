@@ -3,7 +3,7 @@
 what was measured, and the Monotasks bottleneck of each stage."""
 from __future__ import annotations
 
-from ..formatting import number
+from ..formatting import number, rate, size_label
 from ..models import bottleneck
 from ..models.iomodel.bandwidths import Bandwidths
 from ..models.iomodel.configurations import Configuration, left_out_under_load
@@ -28,10 +28,17 @@ def _basis(others: list[Configuration]) -> str:
     return text
 
 
+def left_out_inputs(bandwidths: Bandwidths) -> list[str]:
+    """Every fio point the bandwidth curves leave out, with its sweep and the reason."""
+    return [f"{p['profile']} {p['rw']} {size_label(p['block_size_bytes'])}: {rate(p['bandwidth_bytes_per_s'], 1)} "
+            f"({p['source']}) left out: {p['reason']}" for p in bandwidths.left_out]
+
+
 def model_section(configs: list[Configuration], bandwidths: Bandwidths) -> dict:
     """`configs`: the run's measured configurations (configurations_of), `bandwidths`: its fio curves."""
     if not configs:
-        return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model"}
+        return {"tables": [], "note": "no measured workload run with Spark stages: nothing to model",
+                "left_out": left_out_inputs(bandwidths)}
     tables, done = [], []
     for config in configs:
         if any(_same(config, d) for d in done):
@@ -64,4 +71,4 @@ def model_section(configs: list[Configuration], bandwidths: Bandwidths) -> dict:
                        "median": number(summary.get("median_abs_error_pct"), "%", 1),
                        "worst": number(summary.get("worst_stage_error_pct"), "%", 1),
                        "sources": sorted({p["bandwidth_source"] for paths in joined["io_paths"] for p in paths})})
-    return {"tables": tables, "note": ""}
+    return {"tables": tables, "note": "", "left_out": left_out_inputs(bandwidths)}

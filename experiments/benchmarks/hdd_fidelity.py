@@ -1,7 +1,8 @@
 """How closely the mechanical HDD model (playbooks/roles/emulated_storage/files/spillway-hdd-model.c, issue 21)
 behaves like the 7200 rpm drive whose datasheet it takes its parameters from: fio on a loop device over the
-model's FUSE-served image, each point against an expectation computed here from the datasheet's formulas
-(docs/storage.md, "The mechanical HDD model"), never from the model's code.
+model's FUSE-served image, each point against an expectation from the datasheet's formulas
+(analysis/models/hdd_datasheet.py, the one copy the report's fio section uses too; docs/storage.md, "The mechanical
+HDD model"), never from the model's code.
 
     python -m experiments.benchmarks.hdd_fidelity [--runtime 5] [--floor-runtime 3] [--image-gib 8] [--only TEXT]
                                                   [--tiny] [--json FILE]
@@ -17,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -28,12 +27,13 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
+from analysis.models.hdd_datasheet import (
+    GIB, KIB, MIB, Drive, interleaved_readers_rate, mixed_iops, random_read_service_s, sequential_read_rate,
+    sequential_write_rate, sptf_random_read_iops,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 SOURCE = REPO / "playbooks/roles/emulated_storage/files/spillway-hdd-model.c"
-PROFILES = REPO / "inventories/storage-profiles.yml"
-KIB, MIB, GIB = 1024, 1024 ** 2, 1024 ** 3
 TOLERANCE = 0.20           # the issue's goal: every point within 20 % of its expectation
 CPU_GOAL = 0.05            # the model's CPU under 5 % of a core
 SEQUENTIAL_REGION = 2 * GIB  # sequential points loop over the image's first 2 GiB (its outer quarter at 8 GiB)
@@ -49,153 +49,16 @@ TINY = {"image_gib": 4, "region": GIB, "runtime": 2.0, "write_runtime": 5.0, "fl
                    "sequential read 1 MiB", "sequential write 64 KiB")}
 
 
-@dataclass(frozen=True)
-class Drive:
-    """Western Digital Ultrastar DC HC310 (3.5" SATA, 7200 rpm), "Hard Disk Drive Specifications, Ultrastar DC
-    HC310", rev. 1.4, 2018-09-18, section 4.5.1 for the seeks and latency; its datasheet for the sustained rate
-    and buffer. Fields marked "assumed" are not on the datasheet (docs/storage.md says why each value)."""
-    rpm: float = 7200
-    read_seek_avg_ms: float = 7.4          # average read seek, typical
-    read_seek_track_ms: float = 0.23       # single-track read seek, typical
-    write_seek_avg_ms: float = 8.2
-    write_seek_track_ms: float = 0.32
-    outer_rate: float = 255e6              # bytes/s, sustained, outer diameter
-    inner_rate: float = 127.5e6            # bytes/s, inner diameter: assumed half the outer
-    interface_rate: float = 600e6          # bytes/s, SATA 6 Gb/s after 8b/10b coding
-    overhead_ms: float = 0.1               # command overhead before a media access: assumed
-    hit_overhead_ms: float = 0.03          # command overhead of a buffer or cache hit: assumed (HGST specs: <30 us)
-    write_cache: int = 256 * 1000 ** 2     # bytes: the 256 MB buffer, all usable as write cache (assumed)
-    readahead: int = 4 * MIB               # bytes read ahead after a read: assumed
-    segments: int = 16                     # read buffer segments: assumed
-    min_prefetch: int = 512 * KIB          # bytes read on when a stream comes back: assumed
-
-    @classmethod
-    def from_profile(cls, profiles_file: Path = PROFILES) -> "Drive":
-        """The drive of the hdd profile (inventories/storage-profiles.yml, what the harness's disks run with): its
-        model's options, named as the server's command line names them."""
-        options = yaml.safe_load(profiles_file.read_text())["profiles"]["hdd"]["model"]["options"]
-        return cls(**{name.replace("-", "_"): value for name, value in options.items()})
-
-    def server_options(self) -> list[str]:
-        return ["--rpm", str(self.rpm), "--read-seek-avg-ms", str(self.read_seek_avg_ms),
-                "--read-seek-track-ms", str(self.read_seek_track_ms),
-                "--write-seek-avg-ms", str(self.write_seek_avg_ms),
-                "--write-seek-track-ms", str(self.write_seek_track_ms), "--outer-rate", str(self.outer_rate),
-                "--inner-rate", str(self.inner_rate), "--interface-rate", str(self.interface_rate),
-                "--overhead-ms", str(self.overhead_ms), "--hit-overhead-ms", str(self.hit_overhead_ms),
-                "--write-cache", str(self.write_cache), "--readahead", str(self.readahead),
-                "--segments", str(self.segments), "--min-prefetch", str(self.min_prefetch)]
-
-    # --- the datasheet's formulas ---
-
-    @property
-    def revolution_s(self) -> float:
-        return 60.0 / self.rpm
-
-    def full_stroke_ms(self, write: bool = False) -> float:
-        """Datasheets average seek times over all pairs of cylinders (weight max+1-n for an n-track seek, i.e.
-        uniform start and end): with seek(d) = track + (full - track) * sqrt(d) over the stroke fraction d,
-        E[sqrt(d)] = 8/15, so full = track + (average - track) * 15/8."""
-        track = self.write_seek_track_ms if write else self.read_seek_track_ms
-        average = self.write_seek_avg_ms if write else self.read_seek_avg_ms
-        return track + (average - track) * 15 / 8
-
-    def seek_s(self, distance: float, write: bool = False) -> float:
-        """Seek over `distance`, a fraction of the stroke (0 = no seek)."""
-        if distance <= 0:
-            return 0.0
-        track = self.write_seek_track_ms if write else self.read_seek_track_ms
-        return (track + (self.full_stroke_ms(write) - track) * math.sqrt(distance)) / 1e3
-
-    def radius(self, fraction: float) -> float:
-        """r / r_outer at a fraction of the capacity: constant linear density, so the bytes outside radius r
-        grow as r_outer^2 - r^2 and the media rate is proportional to r."""
-        ratio = self.inner_rate / self.outer_rate
-        return math.sqrt(1 - fraction * (1 - ratio ** 2))
-
-    def stroke(self, fraction: float) -> float:
-        ratio = self.inner_rate / self.outer_rate
-        return (1 - self.radius(fraction)) / (1 - ratio)
-
-    def media_rate(self, fraction: float) -> float:
-        return self.outer_rate * self.radius(fraction)
-
-    def streaming_rate(self, start: float, end: float, steps: int = 1000) -> float:
-        """Bytes/s reading [start, end) of the capacity (fractions) at the media rate: bytes over summed time."""
-        width = (end - start) / steps
-        seconds = sum(width / self.media_rate(start + (i + 0.5) * width) for i in range(steps))
-        return (end - start) / seconds
-
-    def host_bound_rate(self, size: int) -> float:
-        """Bytes/s of back-to-back hits of `size` bytes (QD 1): command overhead plus the link's transfer."""
-        return size / (self.hit_overhead_ms / 1e3 + size / self.interface_rate)
-
-
-def random_read_service_s(drive: Drive, size: int, samples: int = 200_000, seed: int = 21) -> float:
-    """Mean service time of a random read (QD 1, offsets uniform over the whole drive): overhead + seek between
-    two uniform offsets + half a revolution + transfer at the target's media rate (Monte Carlo over the offsets)."""
-    rng = random.Random(seed)
-    total = 0.0
-    for _ in range(samples):
-        a, b = rng.random(), rng.random()
-        total += drive.seek_s(abs(drive.stroke(a) - drive.stroke(b))) + size / drive.media_rate(b)
-    return drive.overhead_ms / 1e3 + total / samples + drive.revolution_s / 2
-
-
-def sptf_random_read_iops(drive: Drive, size: int, depth: int, steps: int = 20_000, seed: int = 21) -> float:
-    """IOPS of random reads kept `depth` deep, the drive serving the one with the shortest positioning time
-    (overhead + seek + rotational wait, the sector's angle uniform and independent of the seek) first."""
-    rng = random.Random(seed)
-    queue = [rng.random() for _ in range(depth)]
-    head, elapsed = rng.random(), 0.0
-    for _ in range(steps):
-        best, best_time = 0, math.inf
-        for i, target in enumerate(queue):
-            positioning = drive.seek_s(abs(drive.stroke(head) - drive.stroke(target))) + \
-                rng.random() * drive.revolution_s
-            if positioning < best_time:
-                best, best_time = i, positioning
-        target = queue[best]
-        elapsed += drive.overhead_ms / 1e3 + best_time + size / drive.media_rate(target)
-        head = target
-        queue[best] = rng.random()
-    return steps / elapsed
-
-
-def sequential_read_rate(drive: Drive, size: int, region: float) -> float:
-    """QD 1 sequential reads of `size` over the first `region` of the capacity: read-ahead streams at the media
-    rate, so the drive delivers the slower of the media and of back-to-back buffer hits."""
-    return min(drive.streaming_rate(0, region), drive.host_bound_rate(size))
-
-
-def sequential_write_rate(drive: Drive, size: int, region: float, seconds: float) -> float:
-    """QD 1 sequential writes for `seconds`, the cache empty at the start: writes come in at the hit rate; when
-    that is faster than the media, the cache fills at the difference, then writes go at the media rate."""
-    incoming = drive.host_bound_rate(size)
-    media = drive.streaming_rate(0, region)
-    if incoming <= media:
-        return incoming
-    fill_s = drive.write_cache / (incoming - media)
-    if fill_s >= seconds:
-        return incoming
-    return (incoming * fill_s + media * (seconds - fill_s)) / seconds
-
-
-def mixed_iops(drive: Drive, size: int, read_share: float) -> float:
-    """Random reads and writes at QD 1: reads pay a random access, writes are absorbed by the write cache
-    (true while the run writes less than the destage threshold and the cache: here well under 1 MiB)."""
-    hit_s = drive.hit_overhead_ms / 1e3 + size / drive.interface_rate
-    return 1 / (read_share * random_read_service_s(drive, size) + (1 - read_share) * hit_s)
-
-
-def interleaved_readers_rate(drive: Drive, size: int, first: float, second: float) -> float:
-    """Bytes/s of two sequential readers at QD 1 each, at capacity fractions `first` and `second`: each visit of
-    the drive to a reader costs a seek between the two, half a revolution, and the transfer of the request plus
-    the minimum prefetch, whose bytes the reader then takes from its segment without the drive."""
-    seek = drive.seek_s(abs(drive.stroke(second) - drive.stroke(first)))
-    per_visit = size + drive.min_prefetch
-    rate = (drive.media_rate(first) + drive.media_rate(second)) / 2
-    return per_visit / (drive.overhead_ms / 1e3 + seek + drive.revolution_s / 2 + per_visit / rate)
+def server_options(drive: Drive) -> list[str]:
+    """The server's command line for `drive`'s figures."""
+    return ["--rpm", str(drive.rpm), "--read-seek-avg-ms", str(drive.read_seek_avg_ms),
+            "--read-seek-track-ms", str(drive.read_seek_track_ms),
+            "--write-seek-avg-ms", str(drive.write_seek_avg_ms),
+            "--write-seek-track-ms", str(drive.write_seek_track_ms), "--outer-rate", str(drive.outer_rate),
+            "--inner-rate", str(drive.inner_rate), "--interface-rate", str(drive.interface_rate),
+            "--overhead-ms", str(drive.overhead_ms), "--hit-overhead-ms", str(drive.hit_overhead_ms),
+            "--write-cache", str(drive.write_cache), "--readahead", str(drive.readahead),
+            "--segments", str(drive.segments), "--min-prefetch", str(drive.min_prefetch)]
 
 
 @dataclass
@@ -434,7 +297,7 @@ def main(argv=None) -> int:
         # Medians of the floor's own points: a burst of the machine's other work must not set them.
         reply_early_us, per_mib_us = calibrate(stack, chosen, args.floor_runtime, region)
         stack.down()
-        stack.up([*drive.server_options(), "--reply-early-us", f"{reply_early_us:.0f}",
+        stack.up([*server_options(drive), "--reply-early-us", f"{reply_early_us:.0f}",
                   "--reply-early-us-per-mib", f"{per_mib_us:.0f}"])
         for p in chosen:
             p.measured["model"] = run_fio(stack, p, p.runtime or args.runtime)

@@ -11,7 +11,7 @@ import pytest
 
 from experiments.benchmarks.hdd_fidelity import (
     GIB, KIB, MIB, REPO, SEQUENTIAL_REGION, TINY, Drive, interleaved_readers_rate, mixed_iops, points,
-    random_read_service_s, sequential_read_rate, sequential_write_rate, sptf_random_read_iops,
+    random_read_service_s, sequential_read_rate, sequential_write_rate, server_options, sptf_random_read_iops,
 )
 
 DRIVE = Drive()
@@ -102,7 +102,7 @@ def test_the_points_cover_the_issue():
 
 
 def test_the_server_gets_every_drive_figure():
-    options = DRIVE.server_options()
+    options = server_options(DRIVE)
     for flag in ("--rpm", "--read-seek-avg-ms", "--read-seek-track-ms", "--write-seek-avg-ms",
                  "--write-seek-track-ms", "--outer-rate", "--inner-rate", "--interface-rate", "--overhead-ms",
                  "--hit-overhead-ms", "--write-cache", "--readahead", "--segments", "--min-prefetch"):

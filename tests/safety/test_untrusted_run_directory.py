@@ -309,6 +309,8 @@ OVER_CAP = {
     "prometheus": ("raw/prometheus/over.json", "raw/prometheus/over.json", "refused"),
     "manifest": ("manifest.json", "manifest.json", "refused"),
     "manifest (storage.json)": ("raw/vm/storage.json", "vm/storage.json", "refused"),
+    "manifest (extents)": ("raw/vm/workload/fio-sweep/extents-hdd.json", "vm/workload/fio-sweep/extents-hdd.json",
+                           "refused"),
     "step-log": ("logs/terasort-hdfs_hdd-local_hdd.run.log", "logs/terasort-hdfs_hdd-local_hdd.run.log", "refused"),
     "note (nothing-here.txt)": ("raw/vm/blocktrace/over/nothing-here.txt", "blocktrace.tsv", "none"),
     "note (collector-error.txt)": ("raw/vm/mr-history/over/collector-error.txt", ".jhist", "missing"),

@@ -45,6 +45,8 @@ class Bandwidths:
     curves: dict = field(default_factory=dict)   # (profile, fio rw) -> (sizes, bandwidths), sorted
     sources: dict = field(default_factory=dict)  # (profile, fio rw) -> "fio sweep of run X"
     caps: dict = field(default_factory=_profile_caps)
+    # the fio points the curves leave out: profile, rw, block size, bandwidth, the sweep and the reason
+    left_out: list = field(default_factory=list)
 
     def add_fio(self, fio: pd.DataFrame, profile_of: dict, label: str) -> None:
         """Curves of a run's fio table; `profile_of` maps its backend names to profiles. A profile already
@@ -52,9 +54,18 @@ class Bandwidths:
         if fio.empty or "block_size_bytes" not in fio:
             return
         ok = fio[(fio["error"] == 0) & (fio["bandwidth_bytes_per_s"] > 0)] if "error" in fio else fio
+        # A point faster than its device class measured a cache, not the device (analysis/fio_limits.py).
+        over = ok["over_class_limit"].fillna("") != "" if "over_class_limit" in ok else pd.Series(False, ok.index)
         for (backend, rw), points in ok.groupby(["backend", "rw"]):
             key = (profile_of.get(backend, backend), rw)
             if key in self.curves:
+                continue
+            excluded = points[over[points.index]]
+            self.left_out += [{"profile": key[0], "rw": rw, "block_size_bytes": int(p.block_size_bytes),
+                               "bandwidth_bytes_per_s": float(p.bandwidth_bytes_per_s), "source": label,
+                               "reason": p.over_class_limit} for p in excluded.itertuples()]
+            points = points[~over[points.index]]
+            if points.empty:
                 continue
             mean = points.groupby("block_size_bytes")["bandwidth_bytes_per_s"].mean().sort_index()
             self.curves[key] = (mean.index.to_numpy(np.float64), mean.to_numpy(np.float64))

@@ -197,8 +197,22 @@ def shuffle_model_rows(model: pd.DataFrame, backends: dict) -> list[dict]:
             for r in model.to_dict("records")]
 
 
-def fio_rows(curves: pd.DataFrame) -> list[dict]:
-    """One run's fio sweep (metrics.fio_curves), a row per data path, pattern, direction and block size."""
-    return [{"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,
-             "bs": size_label(c.block_size_bytes), "bw": rate(c.bandwidth_bytes_per_s, 1),
-             "iops": number(c.iops, "IOPS", 0), "lat": number(c.lat_mean_s * 1e3, "ms", 3)} for c in curves.itertuples()]
+def fio_rows(curves: pd.DataFrame, expectations: pd.DataFrame) -> list[dict]:
+    """One run's fio sweep (metrics.fio_curves), a row per data path, pattern, direction and block size; beside a
+    point on a modelled drive, what the datasheet's formulas expect for it (hdd_datasheet.sweep_expectations) and
+    the error; a point over its device class's limit says why (analysis/fio_limits.py)."""
+    keys = ["host", "backend", "rw", "block_size_bytes"]
+    expected = {tuple(e[k] for k in keys): e for e in expectations.to_dict("records")} if not expectations.empty \
+        else {}
+    rows = []
+    for c in curves.itertuples():
+        e = expected.get((c.host, c.backend, c.rw, c.block_size_bytes)) or {}
+        value = e.get("expected_bytes_per_s", float("nan"))
+        rows.append({"host": c.host, "backend": c.backend, "rw": c.rw, "direction": c.direction,
+                     "bs": size_label(c.block_size_bytes), "bw": rate(c.bandwidth_bytes_per_s, 1),
+                     "iops": number(c.iops, "IOPS", 0), "lat": number(c.lat_mean_s * 1e3, "ms", 3),
+                     "expected": rate(value, 1) if value == value else MISSING,
+                     "error": number(100 * (c.bandwidth_bytes_per_s / value - 1), "%", 1) if value == value else MISSING,
+                     "expectation": e.get("expectation", ""),
+                     "flag": getattr(c, "over_class_limit", "") or ""})
+    return rows
