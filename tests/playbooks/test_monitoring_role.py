@@ -19,11 +19,13 @@ PROMTOOL = "/usr/bin/promtool"
 needs_promtool = pytest.mark.skipif(not os.path.exists(PROMTOOL),
                                     reason="promtool comes with the prometheus package (make setup)")
 
-# The role's config and textfile tasks, run against a scratch state root: nothing starts, no port is bound.
+# The role's config and textfile tasks, run against a scratch state root: nothing starts, no port is bound. Under
+# Mitogen's linear strategy, as provision.yml runs these roles (in half the time of Ansible's own strategy).
 RENDER_PLAYBOOK = """
 - name: Render the monitoring configuration into a scratch root
   hosts: all
   gather_facts: false
+  strategy: mitogen_linear
   roles: [common]
   tasks:
     - name: The service users (Prometheus' data folders are the collect user's)

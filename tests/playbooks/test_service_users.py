@@ -30,6 +30,7 @@ def run_users_tasks(tmp_path, users, group=TEST_GROUP, record=None):
     playbook.write_text("""
 - hosts: localhost
   gather_facts: false
+  strategy: mitogen_linear  # as provision.yml runs these tasks
   tasks:
     - ansible.builtin.include_role:
         name: common

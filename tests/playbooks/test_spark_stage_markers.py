@@ -1,7 +1,6 @@
 """The spark role's stage marker listener, for real: a tiny two-stage job in Spark local mode with the listener
 (built by spark-build-job as provisioning builds it) pushing to a real Pushgateway scraped by a real Prometheus;
 and the same job against a dead Pushgateway, which must still succeed with one warning."""
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -11,7 +10,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(REPO / "tests" / "workloads"), str(REPO / "tests" / "spillway")]
 import prometheus_servers  # noqa: E402
-from spark_local import BUILD_SCRIPT, spark_jars_present, submit  # noqa: E402
+from spark_local import compile_jar, spark_jars_present, submit  # noqa: E402
 
 LISTENER_SRC = REPO / "playbooks" / "roles" / "spark" / "files" / "stage-markers" / "src"
 LISTENER = "spillway.monitoring.StageMarkerListener"
@@ -42,20 +41,13 @@ pytestmark = pytest.mark.skipif(not spark_jars_present("spark-core") or not prom
                                 reason="needs the Spark jars (make setup) and the Debian prometheus packages")
 
 
-def build(source_dir, jar, main_class):
-    result = subprocess.run(["bash", str(BUILD_SCRIPT), str(source_dir), str(jar), main_class],
-                            capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    return jar
-
-
 @pytest.fixture(scope="module")
 def jars(tmp_path_factory):
     work = tmp_path_factory.mktemp("stage-markers")
     (work / "job").mkdir()
     (work / "job" / "TwoStages.java").write_text(JOB)
-    return (build(LISTENER_SRC, work / "spillway-stage-markers.jar", LISTENER),
-            build(work / "job", work / "two-stages.jar", "TwoStages"))
+    return (compile_jar(LISTENER_SRC, work / "spillway-stage-markers.jar", LISTENER),
+            compile_jar(work / "job", work / "two-stages.jar", "TwoStages"))
 
 
 def run_job(work, jars, pushgateway_url):

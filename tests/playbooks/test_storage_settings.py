@@ -67,7 +67,8 @@ def apply_storage(tmp_path, *extra):
     (inventory / "hosts.yml").write_text((INVENTORIES / "local/hosts.yml").read_text())
     (inventory / "group_vars/all.yml").write_text(yaml.safe_dump({**LOCAL, "spillway_cluster": "settingstest"}))
     playbook = tmp_path / "apply.yml"
-    playbook.write_text(yaml.safe_dump([{"hosts": "workers", "gather_facts": False, "roles": ["common", "storage"]}]))
+    playbook.write_text(yaml.safe_dump([{"hosts": "workers", "gather_facts": False, "strategy": "mitogen_linear",
+                                         "roles": ["common", "storage"]}]))  # as playbooks/storage.yml
     proc = subprocess.run([str(Path(sys.executable).parent / "ansible-playbook"), "-i", str(inventory), str(playbook),
                            "-e", f"spillway_root={tmp_path / 'root'}", "-e", f"storage_owned_root={tmp_path}", *extra],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
