@@ -383,8 +383,8 @@ def test_teardown_stops_each_collector_left_running_as_the_user_the_bench_ran_it
     iostat (the collect user's, no needs_root) and blocktrace (needs_root) running: each installed stop, a decoy that
     records who runs it, runs as the bench ran it: iostat's as the collect user with no_new_privs, blocktrace's as
     root; the installed manifests are the real collector.yml files (a collector.yml in the collect user's output
-    folder claiming needs_root changes nothing). In a folder of /tmp that the collect user can
-    reach (pytest's own are root's alone), which storage_owned_root names."""
+    folder claiming needs_root changes nothing). In a folder of /tmp that the collect user can reach (pytest's own
+    are root's alone), which storage_owned_root names; the node budget's cgroups are looked for below it too."""
     defaults = yaml.safe_load((REPO / "playbooks/roles/common/defaults/main/main.yml").read_text())
     collect_user = defaults["spillway_service_users"]["collect"]
     collect = pwd.getpwnam(collect_user)   # the machine's service account (role common makes it; make setup)
@@ -415,16 +415,20 @@ def test_teardown_stops_each_collector_left_running_as_the_user_the_bench_ran_it
             if folder.is_dir() and folder.stat().st_uid == 0:
                 folder.chmod(0o755)
         playbook = Path(sys.executable).with_name("ansible-playbook")
-        result = subprocess.run(
-            [str(playbook), "-i", str(inventory.inventory), "playbooks/teardown.yml", "-e", f"spillway_root={inventory.root}",
-             "-e", f"storage_owned_root={scratch}", "-e", f"node_budget_cgroup_root={scratch / 'cgroup'}"],
-            cwd=REPO, capture_output=True, text=True, timeout=300)
+        teardown = [str(playbook), "-i", str(inventory.inventory), "playbooks/teardown.yml",
+                    "-e", f"spillway_root={inventory.root}", "-e", f"storage_owned_root={scratch}",
+                    "-e", f"node_budget_cgroup_root={scratch / 'cgroup'}"]
+        result = subprocess.run(teardown, cwd=REPO, capture_output=True, text=True, timeout=300)
         output = one_line(result.stdout + result.stderr)
         assert result.returncode == 0, output[-3000:]
         assert "Stopping the collectors left running failed" not in output, output[-3000:]
-        ran = {name: (who / name).read_text().splitlines() for name in ("iostat", "blocktrace") if (who / name).exists()}
+        ran = {name: (who / name).read_text().splitlines()
+               for name in ("iostat", "blocktrace") if (who / name).exists()}
         assert ran.get("iostat", [""])[:2] == [f"uid {collect.pw_uid} gid {group.gr_gid}", "NoNewPrivs:\t1"], ran
         assert ran.get("blocktrace", [""])[:2] == ["uid 0 gid 0", "NoNewPrivs:\t0"], ran
         for name in ("iostat", "blocktrace"):
             assert ran[name][2:] == [f"out {inventory.root}/runs/r1/{name}/terasort-1", "ids r1 terasort-1"], ran
-        assert not inventory.root.exists()   # the teardown went on to the end
+        assert not inventory.root.exists()   # the teardown went on to the end; once more, it changes nothing
+        again = subprocess.run(teardown, cwd=REPO, capture_output=True, text=True, timeout=300)
+        quiet = " changed=0 " in again.stdout and f"{inventory.root}/runs" not in again.stderr   # no find warning
+        assert again.returncode == 0 and quiet, one_line(again.stdout + again.stderr)[-3000:]
