@@ -4,12 +4,14 @@ The manifest is rewritten (atomically) after every step, so a crash or Ctrl-C le
 record of what ran, what failed and what is missing. Its fields are documented in
 docs/run-directory.md.
 """
+import errno
 import glob
 import json
 import os
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -79,7 +81,35 @@ def resolve(ref):
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")
 PLAIN_HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,252}")
+# The cap of a run directory's JSON records: manifest.json, and raw/<host>/facts.json and storage.json, which the
+# bench folds into the manifest (the analysis caps the manifest and storage.json the same: analysis/safeio.py).
 MANIFEST_MAX_BYTES = 64 * 2**20
+
+
+class RecordNotRead(ValueError):
+    """A run directory's record that is not read: a link, not a regular file, or over its cap; the message says
+    which."""
+
+
+def read_record(path, limit=MANIFEST_MAX_BYTES):
+    """The JSON value of a run directory's record, read only when it is a regular file (a link is not followed, a
+    FIFO or a device not opened for reading) of at most `limit` bytes, and never more than that read: a run directory
+    is untrusted input (docs/safety.md). FileNotFoundError when there is none; RecordNotRead, or json's ValueError or
+    RecursionError, when it is not a record."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise RecordNotRead("a symbolic link, not followed") from None
+        raise
+    with open(descriptor, "rb") as handle:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            raise RecordNotRead("not a regular file")
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+    if info.st_size > limit or len(data) > limit:
+        raise RecordNotRead(f"larger than {limit // 2**20} MiB")
+    return json.loads(data)
 
 
 def resumable_manifest(path):
@@ -89,9 +119,9 @@ def resumable_manifest(path):
     def refuse(field, problem):
         raise RunNotResumable(f"{path}: {field}: {problem}; this run cannot be resumed (start a new bench)")
     try:
-        if path.stat().st_size > MANIFEST_MAX_BYTES:
-            refuse("(file)", f"larger than {MANIFEST_MAX_BYTES // 2**20} MiB")
-        manifest = json.loads(path.read_text())
+        manifest = read_record(path)
+    except RecordNotRead as err:
+        refuse("(file)", str(err))
     except (OSError, ValueError, RecursionError) as err:
         refuse("(file)", f"not readable as JSON ({type(err).__name__}: {str(err)[:200]})")
     if not isinstance(manifest, dict):

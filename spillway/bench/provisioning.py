@@ -28,6 +28,7 @@ from spillway import REPO, input_digests, setuprecord
 from spillway.ansible import first_message
 from spillway.bench.steps import changed_note
 from spillway.console import Tail, indent, say
+from spillway.run_record import MANIFEST_MAX_BYTES, RecordNotRead, StepFailed, read_record
 
 # Relative to the repository: every file below these is an input of provision.yml.
 INPUT_FOLDERS = ("playbooks", "collectors", "workloads")
@@ -165,14 +166,35 @@ class Provisioning:
 
 
 def load_facts(run, inventory):
-    """Each host's facts (raw/<host>/facts.json, storage.json, fetched by facts.yml) into the manifest's `hosts`."""
+    """Each host's facts (raw/<host>/facts.json, storage.json, fetched by facts.yml) into the manifest's `hosts`.
+    Read as a resumed manifest is (run_record.read_record): a resumed run's folder is untrusted input, and facts.yml
+    does not write a storage.json anew for a host that no longer has one."""
     for host in inventory.hosts:
         raw = run.path / RAW / host
-        facts = json.loads((raw / "facts.json").read_text()) if (raw / "facts.json").exists() else {}
-        storage = raw / "storage.json"
-        facts["storage"] = json.loads(storage.read_text()) if storage.exists() else None
+        facts = host_record(raw / "facts.json", {})
+        if not isinstance(facts, dict):
+            raise StepFailed(f"{raw / 'facts.json'}: not a JSON object; {FACTS_FIX}")
+        facts["storage"] = host_record(raw / "storage.json", None)
         run.manifest["hosts"][host] = facts
     run.save()
+
+
+FACTS_FIX = "remove it and run again (playbooks/facts.yml writes the host's records anew), or start a new bench"
+
+
+def host_record(path, missing):
+    """One of a host's records in raw/<host>/, or `missing` when the host has none; StepFailed naming the file, and
+    the cap, for anything that is not a record."""
+    try:
+        return read_record(path)
+    except FileNotFoundError:
+        return missing
+    except RecordNotRead as err:
+        raise StepFailed(f"{path}: {err}, not read: a host's facts.json and storage.json are read only as regular "
+                         f"files of at most {MANIFEST_MAX_BYTES // 2**20} MiB (docs/safety.md); {FACTS_FIX}") from None
+    except (OSError, ValueError, RecursionError) as err:
+        raise StepFailed(f"{path}: not readable as JSON ({type(err).__name__}: {str(err)[:200]}); "
+                         f"{FACTS_FIX}") from None
 
 
 def record_daemon_starts(run, label):

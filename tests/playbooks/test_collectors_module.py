@@ -89,3 +89,27 @@ def test_a_collector_without_needs_root_runs_as_the_collect_user_with_no_way_bac
         assert ran["privileged"][:2] == ["root", "root"] and ran["privileged"][2].split() == ["NoNewPrivs:", "0"], ran
         assert (scratch / "run" / "plain" / "w").stat().st_uid == nobody.pw_uid
         assert (scratch / "run" / "privileged" / "w").stat().st_uid == 0
+
+
+def test_stop_left_running_stops_each_folder_with_a_pid_file_with_its_own_ids(tmp_path):
+    """Teardown's action: every <runs_dir>/<run>/<collector>/<workload>/.pid of the collectors given, each stop told
+    its folder's run and workload; a folder without a pid file (stopped), a pid file deeper in an output folder (the
+    collector's user writes there) and a collector not given are left alone."""
+    install(tmp_path, "one", "stop", '#!/bin/sh\necho "$SPILLWAY_RUN_ID $SPILLWAY_WORKLOAD_ID" > "$SPILLWAY_OUT/stopped"\n')
+    runs = tmp_path / "runs"
+    for folder in ("r1/one/w1", "r2/one/w2", "r2/one/done", "r2/one/w3/one/deeper", "r2/other/w2"):
+        (runs / folder).mkdir(parents=True)
+        if folder != "r2/one/done":
+            (runs / folder / ".pid").write_text("4000000 1\n")
+    arguments = tmp_path / "left.json"
+    arguments.write_text(json.dumps({"ANSIBLE_MODULE_ARGS": {
+        "action": "stop_left_running", "collectors": [{"name": "one", "needs_root": "test"}],
+        "install_dir": str(tmp_path / "collectors"), "runs_dir": str(runs), "storage_json": str(tmp_path / "none.json"),
+        "user": "root", "group": "root", "contract_env": {"SPILLWAY_ROOT": str(tmp_path), "SPILLWAY_WINDOW_START": ""}}}))
+    proc = subprocess.run([sys.executable, str(MODULE), str(arguments)], capture_output=True, text=True, timeout=120)
+    result = json.loads(proc.stdout)
+    assert result["problems"] == [] and not result.get("failed"), result
+    assert [(c["name"], c["out"]) for c in result["collectors"]] == [("one", str(runs / "r1/one/w1")),
+                                                                     ("one", str(runs / "r2/one/w2"))]
+    assert sorted(str(p.relative_to(runs)) for p in runs.rglob("stopped")) == ["r1/one/w1/stopped", "r2/one/w2/stopped"]
+    assert (runs / "r2/one/w2/stopped").read_text() == "r2 w2\n"

@@ -283,3 +283,16 @@ def test_a_manifest_over_64_mib_is_refused_for_resume_unread(tmp_path, size):
                             timeout=60)
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert "(file): larger than 64 MiB; this run cannot be resumed" in result.stderr, result.stderr
+
+
+def test_a_manifest_that_is_a_link_is_not_followed_for_resume(tmp_path):
+    """The same reading as the size cap's (run_record.read_record): a manifest.json linked to a file elsewhere, even
+    a valid manifest, is refused, the file it points to unread."""
+    real = resumable_copy(tmp_path / "elsewhere")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").symlink_to(real / "manifest.json")
+    result = subprocess.run([sys.executable, "-m", "spillway.run_record", "resumable", str(run)], cwd=REPO,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert "(file): a symbolic link, not followed; this run cannot be resumed" in result.stderr, result.stderr

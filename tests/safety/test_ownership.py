@@ -7,13 +7,16 @@ directly; the storage role's cases run it for real (ansible-playbook, local conn
 with spillway_root and storage_owned_root under tmp_path, as tests/playbooks/test_storage_safety.py does. The
 emulation cases that need network namespaces make their own (prefix spw-t17...) and remove them.
 """
+import grp
 import hashlib
 import importlib.util
 import json
 import os
+import pwd
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -365,3 +368,67 @@ def test_teardown_checks_the_root_record_before_stopping_daemons_monitoring_or_c
     finally:
         process.kill()
         process.wait()
+
+
+# A decoy stop: who runs it (uid, gid, no_new_privs) and what it is told, in <who>/<its collector>.
+WHO = """#!/bin/sh
+{{ echo "uid $(id -u) gid $(id -g)"; grep NoNewPrivs /proc/self/status; echo "out $SPILLWAY_OUT";
+   echo "ids $SPILLWAY_RUN_ID $SPILLWAY_WORKLOAD_ID"; }} > {who}/$(basename "$(dirname "$0")")
+"""
+
+
+@needs_root
+def test_teardown_stops_each_collector_left_running_as_the_user_the_bench_ran_it_as():
+    """playbooks/teardown.yml on a scratch cluster of its own (its root's own record) where an interrupted bench left
+    iostat (the collect user's, no needs_root) and blocktrace (needs_root) running: each installed stop, a decoy that
+    records who runs it, runs as the bench ran it: iostat's as the collect user with no_new_privs, blocktrace's as
+    root; the installed manifests are the real collector.yml files (a collector.yml in the collect user's output
+    folder claiming needs_root changes nothing). In a folder of /tmp that the collect user can reach (pytest's own
+    are root's alone), which storage_owned_root names; the node budget's cgroups are looked for below it too."""
+    defaults = yaml.safe_load((REPO / "playbooks/roles/common/defaults/main/main.yml").read_text())
+    collect_user = defaults["spillway_service_users"]["collect"]
+    collect = pwd.getpwnam(collect_user)   # the machine's service account (role common makes it; make setup)
+    group = grp.getgrnam(defaults["spillway_service_group"])
+    with tempfile.TemporaryDirectory(prefix="spillway-t17collect-") as scratch:
+        scratch = Path(scratch)
+        scratch.chmod(0o755)
+        who = scratch / "who"
+        who.mkdir(mode=0o1777)
+        who.chmod(0o1777)
+        inventory = Inventory(scratch)
+        inventory.settings("t17collect", {"hdd": {"kind": "emulated", "profile": "hdd", "size_gib": 1}})
+        ownership.claim(inventory.root, "t17collect", resource="spillway_root")
+        inventory.root.chmod(0o755)
+        for name in ("iostat", "blocktrace"):
+            installed = inventory.root / "collectors" / name
+            installed.mkdir(parents=True)
+            shutil.copy(REPO / "collectors" / name / "collector.yml", installed / "collector.yml")
+            (installed / "stop").write_text(WHO.format(who=who))
+            (installed / "stop").chmod(0o755)
+            out = inventory.root / "runs/r1" / name / "terasort-1"   # as the bench's start left it
+            out.mkdir(parents=True)
+            (out / ".pid").write_text("4000000 4000000\n")
+            # what the collect user may write in its own folder decides nothing
+            (out / "collector.yml").write_text(f"name: {name}\nneeds_root: a manifest the collect user wrote\n")
+            os.chown(out, 0 if name == "blocktrace" else collect.pw_uid, group.gr_gid)
+        for folder in [inventory.root / "collectors", inventory.root / "runs", *(inventory.root / "runs").rglob("*")]:
+            if folder.is_dir() and folder.stat().st_uid == 0:
+                folder.chmod(0o755)
+        playbook = Path(sys.executable).with_name("ansible-playbook")
+        teardown = [str(playbook), "-i", str(inventory.inventory), "playbooks/teardown.yml",
+                    "-e", f"spillway_root={inventory.root}", "-e", f"storage_owned_root={scratch}",
+                    "-e", f"node_budget_cgroup_root={scratch / 'cgroup'}"]
+        result = subprocess.run(teardown, cwd=REPO, capture_output=True, text=True, timeout=300)
+        output = one_line(result.stdout + result.stderr)
+        assert result.returncode == 0, output[-3000:]
+        assert "Stopping the collectors left running failed" not in output, output[-3000:]
+        ran = {name: (who / name).read_text().splitlines()
+               for name in ("iostat", "blocktrace") if (who / name).exists()}
+        assert ran.get("iostat", [""])[:2] == [f"uid {collect.pw_uid} gid {group.gr_gid}", "NoNewPrivs:\t1"], ran
+        assert ran.get("blocktrace", [""])[:2] == ["uid 0 gid 0", "NoNewPrivs:\t0"], ran
+        for name in ("iostat", "blocktrace"):
+            assert ran[name][2:] == [f"out {inventory.root}/runs/r1/{name}/terasort-1", "ids r1 terasort-1"], ran
+        assert not inventory.root.exists()   # the teardown went on to the end; once more, it changes nothing
+        again = subprocess.run(teardown, cwd=REPO, capture_output=True, text=True, timeout=300)
+        quiet = " changed=0 " in again.stdout and f"{inventory.root}/runs" not in again.stderr   # no find warning
+        assert again.returncode == 0 and quiet, one_line(again.stdout + again.stderr)[-3000:]

@@ -5,7 +5,10 @@ provisioning step: skipped when its check passes, a placement switch (playbooks/
 only the placement changed, provision.yml in full for anything else and after a failed switch (the playbooks stood in
 for by their outcomes; the integration tests, tests/integration/test_experiments.py, run them for real). And what a
 provisioning step records of the daemons it started."""
+import os
 import shutil
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -247,3 +250,49 @@ def test_a_provisioning_step_keeps_the_daemons_it_started_and_not_those_that_ran
     assert manifest["steps"][1]["daemon_starts"] == [{"host": "w1", "daemon": "datanode", "cpu_s": 4.9},
                                                      {"host": "w1", "daemon": "namenode", "cpu_s": 5.7}]
     assert "daemon_starts" not in manifest["steps"][0] and saved
+
+
+# load_facts on a stand-in run and inventory, in a process of its own under an address-space limit of 512 MiB that
+# reading a 16 GiB record whole would exceed; exit 3 with the refusal.
+LOAD_FACTS = """
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+from spillway.bench.provisioning import load_facts
+from spillway.run_record import StepFailed
+run = SimpleNamespace(path=Path(sys.argv[1]), manifest={"hosts": {}}, save=lambda: None)
+try:
+    load_facts(run, SimpleNamespace(hosts=["worker1"]))
+except StepFailed as refusal:
+    print(refusal)
+    sys.exit(3)
+print(run.manifest)
+"""
+
+
+@pytest.mark.parametrize("record, kind", [("facts.json", "one byte over the cap"), ("storage.json", "16 GiB"),
+                                          ("facts.json", "16 GiB"), ("storage.json", "a FIFO"),
+                                          ("storage.json", "a link to a file outside the run")])
+def test_a_hosts_record_over_its_cap_or_not_a_file_is_refused_unread_naming_it(tmp_path, record, kind):
+    """A resumed run directory is untrusted input: a host's facts.json or storage.json (sparse, so the test writes
+    nothing), a FIFO (reading it blocked the bench) or a link is refused, naming the file and the cap, unread; the
+    host's other record is a normal one."""
+    raw = tmp_path / "run/raw/worker1"
+    raw.mkdir(parents=True)
+    (raw / ({"facts.json", "storage.json"} - {record}).pop()).write_text('{"backends": {}}\n')
+    path = raw / record
+    if kind == "a FIFO":
+        os.mkfifo(path)
+    elif kind.startswith("a link"):
+        (tmp_path / "elsewhere.json").write_text("{}\n")
+        path.symlink_to(tmp_path / "elsewhere.json")
+    else:
+        with open(path, "wb") as sparse:
+            sparse.truncate(run_record.MANIFEST_MAX_BYTES + 1 if kind.startswith("one byte") else 16 * 2**30)
+    result = subprocess.run(["bash", "-c", f"ulimit -v {512 * 1024} && exec \"$@\"", "bash", sys.executable, "-c",
+                             LOAD_FACTS, str(tmp_path / "run")], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 3 and "Traceback" not in result.stderr, result.stdout + result.stderr
+    problem = {"a FIFO": "not a regular file", "a link to a file outside the run": "a symbolic link, not followed"}
+    assert result.stdout.startswith(f"{path}: {problem.get(kind, 'larger than 64 MiB')}, not read: a host's facts.json "
+                                    "and storage.json are read only as regular files of at most 64 MiB"), result.stdout
+    assert "remove it and run again (playbooks/facts.yml writes the host's records anew)" in result.stdout
