@@ -236,9 +236,11 @@ def interleaved_readers_rate(drive: Drive, size: int, first: float, second: floa
 
 def point_expectation(drive: Drive, rw: str, size: int, depth: int, region: Region) -> tuple[float, str]:
     """(bytes/s, how) the datasheet gives for one point of a fio sweep in steady state: `rw` fio's pattern, `size`
-    its block size, `depth` its queue depth, `region` where its file lies on the drive. Writes are taken once the
-    write cache is full (the sweep ramps until it is): sequential ones stream at the media rate, random ones wait
-    for a destage each. NaN with the reason for a point the formulas do not hold."""
+    its block size, `depth` its queue depth, `region` where its file lies on the drive. A write point starts with the
+    write cache empty and its time ends when the cache is on the platter (run-sweep): the drive destages from its
+    first MiB to its last, so sequential writes come out at the media rate; random ones are held to a destage from a
+    full cache each, which the point's fill and drain average a little below (docs/storage.md). NaN with the
+    reason for a point the formulas do not hold."""
     if rw not in ("read", "write", "randread", "randwrite"):
         return math.nan, f"no datasheet formula for fio pattern {rw!r} (read, write, randread, randwrite only)"
     if not all(0 <= start < end <= 1 for start, end in region.extents):
