@@ -342,17 +342,43 @@ def write_host_facts(run_dir, host, payload):
             writing.write_text(folder / f"{record}.json", payload[record], run_dir)
 
 
+def prepare_fetch(run_dir, host):
+    """Before the collectors' fetch unpacks a host's archive into raw/<host>/ with tar (playbooks/roles/collectors/
+    tasks/fetch.yml): raw/<host>/ made a real folder, a link at it, at one of its source folders or at one of their
+    workload-run folders refused (tar extracts through such a link), and whatever lies where the archive is fetched
+    to (raw/.fetch-<host>.tgz) removed, not followed (the fetch writes through a link)."""
+    if not PLAIN_HOST.fullmatch(host):
+        raise ValueError(f"host name {host!r}: not a plain host name (letters, digits, '.', '_', '-')")
+    run_dir = Path(run_dir)
+    folder = writing.directory(run_dir / RAW / host, run_dir)
+    for source in folder.iterdir():
+        for entry in [source, *(source.iterdir() if source.is_dir() and not source.is_symlink() else ())]:
+            if entry.is_symlink():
+                raise writing.Refused(f"{entry} is a symbolic link (to {os.readlink(entry)}): the fetch does not "
+                                      "unpack through it; remove it and run again")
+    (run_dir / RAW / f".fetch-{host}.tgz").unlink(missing_ok=True)
+
+
 def main(argv=None):
     """`python3 -m spillway.run_record resumable <run>`: for make, before anything is installed or touched:
     fails clearly on an unknown or completed run, else prints the preflight's arguments for it.
-    `python -m spillway.run_record host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/."""
+    `python -m spillway.run_record host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/.
+    `python -m spillway.run_record prepare-fetch <run-dir> <host>`: raw/<host>/ ready for the fetch (prepare_fetch)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) == 3 and argv[0] == "host-facts":
         write_host_facts(argv[1], argv[2], json.load(sys.stdin))
         return 0
+    if len(argv) == 3 and argv[0] == "prepare-fetch":
+        try:
+            prepare_fetch(argv[1], argv[2])
+        except writing.Refused as refused:
+            print(f"error: {refused}", file=sys.stderr)
+            return 2
+        return 0
     if len(argv) != 2 or argv[0] != "resumable":
         print("usage: python3 -m spillway.run_record resumable <run-id|path>\n"
-              "       python -m spillway.run_record host-facts <run-dir> <host> < payload.json", file=sys.stderr)
+              "       python -m spillway.run_record host-facts <run-dir> <host> < payload.json\n"
+              "       python -m spillway.run_record prepare-fetch <run-dir> <host>", file=sys.stderr)
         return 2
     try:
         run = RunDirectory.open_for_resume(argv[1])

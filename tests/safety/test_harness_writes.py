@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 import threading
 
 import pytest
@@ -16,6 +17,7 @@ from run_layout import writing
 from spillway import ansible
 from spillway.bench import reporting
 from spillway.monitoring import Monitoring
+from spillway import REPO
 from spillway.run_record import RunDirectory, write_host_facts
 
 MARKER = "MARKER-written-by-the-harness-41"
@@ -86,8 +88,7 @@ def test_a_host_record_that_is_a_link_is_replaced_and_its_target_stays_untouched
 # ---------------------------------------------------------------- the manifest and .bench.pid
 
 @pytest.mark.parametrize("name", [".manifest.json.tmp", ".bench.pid"])
-def test_a_link_at_the_manifests_former_temporary_file_or_the_pid_file_writes_nothing_through_it(run, decoy,
-                                                                                                      name):
+def test_a_link_at_the_manifests_former_temporary_file_or_the_pid_file_writes_nothing_through_it(run, decoy, name):
     (run.path / name).symlink_to(decoy.file)
     run.save()
     run.mark_running()
@@ -192,3 +193,27 @@ def test_a_source_folder_that_links_out_of_the_run_is_not_emptied_into_attempts(
         run.set_attempt_aside({"id": "w", "status": "failed", "steps": []}, 1)
     assert (decoy.path / "w" / "kept.txt").read_text() == "outside the run\n"
     assert not (run.path / "attempts").exists()
+
+
+# ---------------------------------------------------------------- the collectors' fetch (tar and Ansible's fetch)
+
+def prepare_fetch(run):
+    return subprocess.run([sys.executable, "-m", "spillway.run_record", "prepare-fetch", str(run.path), "vm"],
+                          cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("linked", ["raw/vm/iostat", "raw/vm/iostat/w"])
+def test_a_link_where_the_fetch_unpacks_is_refused_before_tar_runs(run, decoy, linked):
+    """tar follows a link planted at raw/<host>/<source>/ (it extracts <source>/<workload-id>/ through it)."""
+    (run.path / linked).parent.mkdir(parents=True, exist_ok=True)
+    (run.path / linked).symlink_to(decoy.path, target_is_directory=True)
+    done = prepare_fetch(run)
+    assert done.returncode == 2 and f"{run.path / linked} is a symbolic link" in done.stderr
+    decoy.unchanged()
+
+
+def test_a_link_where_the_fetch_puts_the_archive_is_removed_not_followed(run, decoy):
+    (run.path / "raw" / ".fetch-vm.tgz").symlink_to(decoy.file)
+    assert prepare_fetch(run).returncode == 0
+    assert not os.path.lexists(run.path / "raw" / ".fetch-vm.tgz") and (run.path / "raw" / "vm").is_dir()
+    decoy.unchanged()
