@@ -11,19 +11,20 @@ nesting (`load_json`, `check_depth`) are bounded as well. What breaks a rule rai
 
 Writes (`replacing`, `write_bytes`, `write_text`, `directory`): a new file beside the target, renamed over
 it, in a directory opened without following a symbolic link: a symlink planted at the target is replaced,
-one planted as the directory is refused, neither is written through.
+one planted as the directory is refused, neither is written through. They are run_layout.writing's, which the
+harness writes with too, wrapped to raise this module's `Refused`.
 """
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import os
-import secrets
 import stat
 from contextvars import ContextVar
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
+
+from run_layout import writing
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
@@ -62,7 +63,7 @@ MAX_LINE_BYTES = 256 * MiB
 MAX_JSON_DEPTH = 64
 
 
-class Refused(Exception):
+class Refused(writing.Refused):
     """A run-directory path the analysis does not read or write through; the message names it and the rule."""
 
 
@@ -194,59 +195,38 @@ def capped(pieces: Iterable[bytes], limit: int, what: str) -> Iterator[bytes]:
 
 
 # ---------------------------------------------------------------- writes
+# run_layout.writing's, the one write primitive the harness uses too; a refusal raised as this module's Refused.
 
-def _open_directory(path: Path) -> int:
+WRITER = "the analysis"
+
+
+@contextlib.contextmanager
+def _refusals() -> Iterator[None]:
     try:
-        return os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError as error:
-        if error.errno in (errno.ELOOP, errno.ENOTDIR) and os.path.islink(path):
-            raise Refused(f"{path} is a symbolic link (to {os.readlink(path)}): the analysis does not write "
-                          "through it; remove it and run again (a real directory is then created)") from None
-        if error.errno == errno.ENOTDIR:
-            raise Refused(f"{path} is not a directory: the analysis cannot write into it") from None
-        raise
+        yield
+    except writing.Refused as refused:
+        if isinstance(refused, Refused):
+            raise
+        raise Refused(str(refused)) from None
 
 
 def directory(path: Path) -> Path:
     """`path` as a real directory to write into: created when absent, refused when it is a symlink."""
-    path = Path(path)
-    if not os.path.lexists(path):
-        path.mkdir(parents=True, exist_ok=True)
-    os.close(_open_directory(path))
-    return path
+    with _refusals():
+        return writing.directory(path, writer=WRITER)
 
 
 @contextlib.contextmanager
 def replacing(path: Path, mode: str = "wb") -> Iterator[IO]:
-    """A new file to write; once the block ends without error it takes `path`'s place (os.replace), so a
-    reader never sees it half written and whatever was at `path`, a symlink included, is replaced rather
-    than written to. The directory is held open by descriptor: swapping it for a symlink meanwhile changes
-    nothing."""
-    path = Path(path)
-    folder = _open_directory(path.parent)
-    temporary = f".{path.name}.{secrets.token_hex(6)}.tmp"
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666,
-                     dir_fd=folder)
-        try:
-            with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8", "newline": ""})) as handle:
-                yield handle
-            try:
-                os.replace(temporary, path.name, src_dir_fd=folder, dst_dir_fd=folder)
-            except IsADirectoryError:
-                raise Refused(f"{path} is a directory: the analysis does not replace it") from None
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=folder)
-            raise
-    finally:
-        os.close(folder)
+    """A new file to write, taking `path`'s place once the block ends without error (run_layout.writing.replacing):
+    a symlink at `path` is replaced rather than written to."""
+    with _refusals(), writing.replacing(path, mode, writer=WRITER) as handle:
+        yield handle
 
 
 def write_bytes(path: Path, data: bytes) -> Path:
-    with replacing(path) as handle:
-        handle.write(data)
-    return Path(path)
+    with _refusals():
+        return writing.write_bytes(path, data, writer=WRITER)
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from run_layout import writing
 from spillway import PLAYBOOKS, REPO
 
 RECAP = re.compile(r"^(?P<host>\S+)\s*:\s*ok=(?P<ok>\d+)\s+changed=(?P<changed>\d+)\s+"
@@ -54,7 +55,7 @@ def _failures(lines):
 
 def _command_and_env(inventory, playbook, extra_vars, vars_file, check=False):
     """The ansible-playbook command line and environment for a playbook run, its extra vars written to vars_file."""
-    vars_file.write_text(json.dumps(extra_vars, indent=2, default=str))
+    writing.write_text(vars_file, json.dumps(extra_vars, indent=2, default=str))
     command = [str(Path(sys.executable).parent / "ansible-playbook"),
                "-i", str(REPO / "inventories" / inventory),
                str(PLAYBOOKS / playbook), "-e", f"@{vars_file}"]
@@ -75,9 +76,9 @@ def _start(command, env, stdout):
 def run_playbook(inventory, playbook, extra_vars, log_path, check=False):
     """ansible-playbook -i inventories/<inventory> playbooks/<playbook> with extra vars; output to log_path."""
     log_path = Path(log_path)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
+    writing.directory(log_path.parent)
     command, env = _command_and_env(inventory, playbook, extra_vars, log_path.with_suffix(".vars.json"), check)
-    with open(log_path, "a") as log:
+    with writing.appending(log_path) as log:
         log.write(f"$ {' '.join(command)}\n")
         log.flush()
         proc = _start(command, env, log)
@@ -106,9 +107,9 @@ def run_playbook_in_parts(inventory, playbook, extra_vars, parts, part_of_play, 
     (KeyboardInterrupt) stops the run as run_playbook does and goes on, the open part's log holding what was
     written."""
     first = Path(log_path_of(parts[0]))
-    first.parent.mkdir(parents=True, exist_ok=True)
+    writing.directory(first.parent)
     command, env = _command_and_env(inventory, playbook, extra_vars, first.with_suffix(".vars.json"))
-    part, lines, log = parts[0], [], open(first, "a")
+    part, lines, log = parts[0], [], writing.appending(first)
 
     def write(line):
         log.write(line + "\n")
@@ -126,7 +127,7 @@ def run_playbook_in_parts(inventory, playbook, extra_vars, parts, part_of_play, 
         if result.ok:
             yield PartEvent(part, result)
             log.close()
-            part, lines, log = coming, [], open(log_path_of(coming), "a")
+            part, lines, log = coming, [], writing.appending(log_path_of(coming))
             yield PartEvent(part)
         else:
             ended = True

@@ -9,7 +9,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from run_layout import LOGS
+from run_layout import LOGS, writing
 from spillway import INVENTORIES
 from spillway.ansible import first_message, run_playbook
 
@@ -37,7 +37,7 @@ def run_checks(inventory, run_dir=None, extra_vars=None):
         return json.loads(report.read_text()), result.log_path
     rows = [{"host": "-", "check": "playbook", "status": "FAIL", "detail": first_message(result.failures),
              "fix": f"read {result.log_path}"}]
-    report.write_text(json.dumps(rows, indent=2) + "\n")
+    writing.write_text(report, json.dumps(rows, indent=2) + "\n")
     return rows, result.log_path
 
 

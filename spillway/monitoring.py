@@ -17,7 +17,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from run_layout import RAW
+from run_layout import RAW, writing
 
 HTTP_TIMEOUT_S = 5
 DEFAULT_SCRAPE_INTERVAL_S = 2
@@ -199,8 +199,7 @@ class Monitoring:
                 entry["error"] = str(err)
                 failed.append(f"{query_id}: {err}")
         path = archive_path(run_dir, workload_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(out, indent=1) + "\n")
+        writing.write_text(path, json.dumps(out, indent=1) + "\n", run_dir)
         return path, failed
 
 

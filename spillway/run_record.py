@@ -9,7 +9,6 @@ import glob
 import json
 import os
 import re
-import shutil
 import socket
 import stat
 import subprocess
@@ -20,7 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import run_protocol
-from run_layout import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir
+from run_layout import ATTEMPTS, LATEST, LOGS, MANIFEST, RAW, resolve_run_dir, writing
 from spillway import REPO, RESULTS
 
 SCHEMA_VERSION = 1
@@ -185,17 +184,16 @@ def plan_parameter_problems(parameters):
     return problems
 
 
-def move_outputs_aside(tree, workload_id, dest):
-    """Move every `<tree>/<source>/<workload_id>/` (one per collector, and `workload`) to `<dest>/<source>/`.
+def move_outputs_aside(tree, workload_id, dest, root=None):
+    """Move every `<tree>/<source>/<workload_id>/` (one per collector, and `workload`) to `<dest>/<source>/`, both
+    below `root` (default `tree`) and reached without a link (run_layout.writing.move: a link on the way is refused).
 
     Used for a workload run's outputs before it runs again on resume: with the folders in place the new
     attempt would mix its files with the interrupted one's (event logs accumulate). Returns the sources moved."""
     moved = []
     for folder in sorted(Path(tree).glob(f"*/{glob.escape(workload_id)}")):
         if folder.is_dir() and not folder.parent.name.startswith("."):
-            target = Path(dest) / folder.parent.name
-            target.mkdir(parents=True, exist_ok=True)
-            shutil.move(folder, target / workload_id)
+            writing.move(folder, Path(dest) / folder.parent.name / workload_id, root or tree)
             moved.append(folder.parent.name)
     return moved
 
@@ -240,7 +238,7 @@ class RunDirectory:
 
     def mark_running(self):
         """Say which process writes this run, so that no resume starts while it lives; finish() removes it."""
-        (self.path / ".bench.pid").write_text(f"{os.getpid()} {socket.gethostname()}\n")
+        writing.write_text(self.path / ".bench.pid", f"{os.getpid()} {socket.gethostname()}\n", self.path)
 
     def running_pid(self):
         """The live process of this host that is running this bench, else None (a run killed hard leaves
@@ -263,19 +261,17 @@ class RunDirectory:
         dest = self.path / folder
         for host in sorted(p for p in (self.path / RAW).glob("*") if p.is_dir()):
             if host.name != "prometheus":
-                move_outputs_aside(host, wid, dest / RAW / host.name)
+                move_outputs_aside(host, wid, dest / RAW / host.name, self.path)
         archive = self.path / RAW / "prometheus" / f"{wid}.json"
-        if archive.exists():
-            (dest / RAW / "prometheus").mkdir(parents=True, exist_ok=True)
-            shutil.move(archive, dest / RAW / "prometheus" / archive.name)
+        if os.path.lexists(archive):
+            writing.move(archive, dest / RAW / "prometheus" / archive.name, self.path)
         steps = json.loads(json.dumps(record.get("steps", [])))
         # `<id>.<action>.log` and its `.vars.json`, also the plays recorded in no step (a stop after Ctrl-C);
         # an action has no dot, so the logs of `kmeans-0.5` are not taken for those of `kmeans-0`
         for path in sorted((self.path / LOGS).glob(f"{glob.escape(wid)}.*")):
             action = path.name[len(wid) + 1:].removesuffix(".log").removesuffix(".vars.json")
             if "." not in action:
-                (dest / LOGS).mkdir(parents=True, exist_ok=True)
-                shutil.move(path, dest / LOGS / path.name)
+                writing.move(path, dest / LOGS / path.name, self.path)
         for step in steps:
             if step.get("log"):
                 step["log"] = f"{folder}/{LOGS}/{Path(step['log']).name}"
@@ -286,9 +282,8 @@ class RunDirectory:
         return summary
 
     def save(self):
-        tmp = self.path / f".{MANIFEST}.tmp"
-        tmp.write_text(json.dumps(self.manifest, indent=2, default=str) + "\n")
-        os.replace(tmp, self.path / MANIFEST)
+        """manifest.json rewritten whole, through a new file renamed over it (run_layout.writing)."""
+        writing.write_text(self.path / MANIFEST, json.dumps(self.manifest, indent=2, default=str) + "\n", self.path)
 
     @contextmanager
     def step(self, name, record=None, **details):
@@ -340,24 +335,50 @@ def write_host_facts(run_dir, host, payload):
     if not PLAIN_HOST.fullmatch(host):
         raise ValueError(f"host name {host!r}: not a plain host name (letters, digits, '.', '_', '-')")
     folder = Path(run_dir) / RAW / host
-    folder.mkdir(mode=0o755, parents=True, exist_ok=True)
-    (folder / "facts.json").write_text(json.dumps(payload["facts"], indent=4, sort_keys=True) + "\n")
+    # raw/ and raw/<host> reached without a link, each file replacing whatever is at its name (run_layout.writing)
+    writing.write_text(folder / "facts.json", json.dumps(payload["facts"], indent=4, sort_keys=True) + "\n", run_dir)
     for record in HOST_RECORDS:
         if payload.get(record) is not None:
-            (folder / f"{record}.json").write_text(payload[record])
+            writing.write_text(folder / f"{record}.json", payload[record], run_dir)
+
+
+def prepare_fetch(run_dir, host):
+    """Before the collectors' fetch unpacks a host's archive into raw/<host>/ with tar (playbooks/roles/collectors/
+    tasks/fetch.yml): raw/<host>/ made a real folder, a link at it, at one of its source folders or at one of their
+    workload-run folders refused (tar extracts through such a link), and whatever lies where the archive is fetched
+    to (raw/.fetch-<host>.tgz) removed, not followed (the fetch writes through a link)."""
+    if not PLAIN_HOST.fullmatch(host):
+        raise ValueError(f"host name {host!r}: not a plain host name (letters, digits, '.', '_', '-')")
+    run_dir = Path(run_dir)
+    folder = writing.directory(run_dir / RAW / host, run_dir)
+    for source in folder.iterdir():
+        for entry in [source, *(source.iterdir() if source.is_dir() and not source.is_symlink() else ())]:
+            if entry.is_symlink():
+                raise writing.Refused(f"{entry} is a symbolic link (to {os.readlink(entry)}): the fetch does not "
+                                      "unpack through it; remove it and run again")
+    (run_dir / RAW / f".fetch-{host}.tgz").unlink(missing_ok=True)
 
 
 def main(argv=None):
     """`python3 -m spillway.run_record resumable <run>`: for make, before anything is installed or touched:
     fails clearly on an unknown or completed run, else prints the preflight's arguments for it.
-    `python -m spillway.run_record host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/."""
+    `python -m spillway.run_record host-facts <run-dir> <host>`: facts.yml's payload on stdin into raw/<host>/.
+    `python -m spillway.run_record prepare-fetch <run-dir> <host>`: raw/<host>/ ready for the fetch (prepare_fetch)."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) == 3 and argv[0] == "host-facts":
         write_host_facts(argv[1], argv[2], json.load(sys.stdin))
         return 0
+    if len(argv) == 3 and argv[0] == "prepare-fetch":
+        try:
+            prepare_fetch(argv[1], argv[2])
+        except writing.Refused as refused:
+            print(f"error: {refused}", file=sys.stderr)
+            return 2
+        return 0
     if len(argv) != 2 or argv[0] != "resumable":
         print("usage: python3 -m spillway.run_record resumable <run-id|path>\n"
-              "       python -m spillway.run_record host-facts <run-dir> <host> < payload.json", file=sys.stderr)
+              "       python -m spillway.run_record host-facts <run-dir> <host> < payload.json\n"
+              "       python -m spillway.run_record prepare-fetch <run-dir> <host>", file=sys.stderr)
         return 2
     try:
         run = RunDirectory.open_for_resume(argv[1])

@@ -4,7 +4,7 @@ import subprocess
 import sys
 import time
 
-from run_layout import LOGS, REPORT
+from run_layout import LOGS, REPORT, writing
 from spillway import REPO
 from spillway.console import indent, say
 from spillway.run_record import utc_now
@@ -18,7 +18,7 @@ def build_report(run, line, rebuild_tables):
     proc = subprocess.run([sys.executable, "-m", "analysis", "report", str(run.path),
                            *(["--rebuild-tables"] if rebuild_tables else [])], cwd=REPO,
                           capture_output=True, text=True)
-    (run.path / LOGS / "report.log").write_text(proc.stdout + proc.stderr)
+    writing.write_text(run.path / LOGS / "report.log", proc.stdout + proc.stderr, run.path)
     took = time.monotonic() - start
     # Recorded after the fact, not with run.step(): the report reads the manifest and would otherwise list its own
     # step as still running.
