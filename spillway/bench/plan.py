@@ -150,17 +150,23 @@ def workload_runs(chosen, scale, placement_list, cores, repeat, warmup, from_inv
     return runs
 
 
+# Workloads that measure a device directly (no JVM, YARN or HDFS): nothing of theirs a warm-up would warm.
+DEVICE_ONLY_FRAMEWORKS = {"fio"}
+
+
 def with_warmups(runs):
     """`runs` with a warm-up before the first run of every placement group (placement_groups: after the provisioning
     and after every placement switch) that does not begin with one already: a copy of the group's first run of a
     Spark application (else of its first run), repetition 0, never measured (issue 42: the first Spark application
     on a freshly provisioned cluster took 32.4 s, the same configuration 21.5 s at the end of the bench). Its id is
-    its model's point with `-warmup` (`-warmup2`, ... for a point warmed again)."""
+    its model's point with `-warmup` (`-warmup2`, ... for a point warmed again). A group of fio runs alone gets none:
+    fio reads and writes the device directly, with no JVM, YARN or HDFS state to warm (its points ramp instead)."""
     taken = {r.id for r in runs}
     warmed = []
     for number, group in enumerate(placement_groups(runs)):
-        if not group[0].warmup:
-            model = next((r for r in group if r.runs_spark), group[0])
+        on_the_cluster = [r for r in group if r.workload.manifest.get("framework") not in DEVICE_ONLY_FRAMEWORKS]
+        if on_the_cluster and not group[0].warmup:
+            model = next((r for r in on_the_cluster if r.runs_spark), on_the_cluster[0])
             point = model.point or model.id
             wid = next(f"{point}-warmup{n if n > 1 else ''}" for n in range(1, len(runs) + 2)
                        if f"{point}-warmup{n if n > 1 else ''}" not in taken)
@@ -320,7 +326,7 @@ def storage_probe_text(instances):
 
 def protocol_text(plan):
     """The warm-ups and the stopping rule of `plan`, as the dry run and the bench print them."""
-    warmups = ("a warm-up after the provisioning and after every placement switch, never measured"
+    warmups = ("a warm-up after the provisioning and after every placement switch (none before fio alone), never measured"
                if plan.group_warmups else "no warm-up after the provisioning or a placement switch (WARMUP=0, or a run "
                "planned before they existed)")
     rounds = f"{plan.repeat} round(s) of the workload runs" + (

@@ -41,7 +41,9 @@ def root_of(host):
 
 
 def bench(bench_process, workloads, params):
-    run = bench_process("--cluster", CLUSTER, "--workloads", workloads, "--params", params)
+    # WARMUP=0: these benches are about collection and faults over SSH, not about measurements; a warm-up (the bench's
+    # default after a provisioning, docs/compare.md) would add a Spark TeraSort of minutes to each.
+    run = bench_process("--cluster", CLUSTER, "--workloads", workloads, "--params", params, "--warmup", "0")
     run.manifest()  # reads the run directory off the bench's first lines
     return run
 

@@ -104,6 +104,14 @@ def test_warmup_can_be_turned_off_or_on():
     assert [i.id for i in plan(params="engine=spark").instances] == ["terasort-warmup", "terasort"]
 
 
+def test_fio_alone_gets_no_warm_up_and_a_group_with_a_cluster_workload_warms_that_one():
+    # fio reads and writes the device directly: no JVM, YARN or HDFS state a warm-up would warm
+    assert [i.id for i in plan(workload_names=["fio-sweep"]).instances] == ["fio-sweep"]
+    # fio first, then MapReduce alone: the warm-up copies the first run on the cluster, not the sweep
+    assert [i.id for i in plan(workload_names=["fio-sweep", "terasort"], params="engine=mapreduce").instances] == [
+        "terasort-warmup", "fio-sweep", "terasort"]
+
+
 @pytest.mark.parametrize("text, message", [("1,x", "not a comma-separated list"), ("0", "1 or more")])
 def test_bad_cores_are_refused(text, message):
     with pytest.raises(WorkloadError, match=message):
