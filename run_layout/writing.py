@@ -73,6 +73,9 @@ def open_directory(path: Path, root: Path | None = None, create: bool = False, w
     parts = Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).parts
     if parts[:1] == ("..",):
         raise ValueError(f"{path} is not inside {root}")
+    if create and not os.path.lexists(root):
+        # the root itself is the caller's choice (a run directory the harness names): made as plain mkdir would
+        root.mkdir(parents=True, exist_ok=True)
     folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     reached = root
     try:
