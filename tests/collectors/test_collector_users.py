@@ -13,6 +13,7 @@ import yaml
 
 from spillway import REPO
 
+sys.path.insert(0, str(REPO / "tests/integration"))  # its sibling periodic_sampler.py
 _spec = importlib.util.spec_from_file_location("collector_processes", REPO / "tests/integration/collector_processes.py")
 collector_processes = importlib.util.module_from_spec(_spec)
 sys.modules[_spec.name] = collector_processes   # its dataclass looks its module up there

@@ -13,14 +13,13 @@ from __future__ import annotations
 import os
 import pwd
 import re
-import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 from spillway import REPO
+from periodic_sampler import PeriodicSampler
 
 PROGRAM = re.compile(r"/collectors/([A-Za-z0-9_-]+)/(start|stop)$")
 YOUNG_S = 1.0
@@ -88,16 +87,14 @@ def declared_users(collect_user: str) -> dict[str, str]:
             for manifest in [yaml.safe_load(path.read_text())]}
 
 
-class CollectorSampler:
+class CollectorSampler(PeriodicSampler):
     """Records the collectors' processes below `roots` (the hosts' spillway_root on this machine) in a thread."""
 
     def __init__(self, roots: list[Path], interval_s: float = 0.05):
-        self.roots, self.interval_s = roots, interval_s
+        super().__init__(interval_s)
+        self.roots = roots
         self.seen: dict[tuple, CollectorProcess] = {}
-        self.samples = 0
         self._first_seen: dict[str, float] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
     def sample(self, now: float) -> None:
         pids = {name for name in os.listdir("/proc") if name.isdigit()}
@@ -117,17 +114,3 @@ class CollectorSampler:
                 users, no_new_privs = status_of(status)
                 record = CollectorProcess(*program, users, no_new_privs, " ".join(argv)[:300])
                 self.seen.setdefault((record.collector, record.what, users, no_new_privs), record)
-        self.samples += 1
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.sample(time.monotonic())
-            self._stop.wait(self.interval_s)
-
-    def __enter__(self) -> "CollectorSampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)

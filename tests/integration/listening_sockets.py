@@ -7,11 +7,11 @@ import ipaddress
 import json
 import os
 import pwd
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from spillway import REPO
+from periodic_sampler import PeriodicSampler
 
 # What marks a process as the bench's: its user is one of the harness's, or its command line names the harness's
 # folders (the root-run exporters, the supervisor).
@@ -90,28 +90,15 @@ def allowed_on_every_address() -> dict[int, str]:
     return allowed
 
 
-class Sampler:
+class Sampler(PeriodicSampler):
     """Samples the bench's listeners every `interval_s` in a thread until stopped."""
 
     def __init__(self, users: set[str], interval_s: float = 2.0):
-        self.users, self.interval_s = users, interval_s
+        super().__init__(interval_s)
+        self.users = users
         self.seen: dict[tuple, Listener] = {}
-        self.samples = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            for listener in listeners():
-                if is_the_bench(listener, self.users):
-                    self.seen.setdefault((listener.address, listener.port, listener.command.split(" ")[0]), listener)
-            self.samples += 1
-            self._stop.wait(self.interval_s)
-
-    def __enter__(self) -> "Sampler":
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join(timeout=30)
+    def sample(self, now: float) -> None:
+        for listener in listeners():
+            if is_the_bench(listener, self.users):
+                self.seen.setdefault((listener.address, listener.port, listener.command.split(" ")[0]), listener)
