@@ -10,7 +10,7 @@ from .formatting import number
 from .models.iomodel.bandwidths import Bandwidths, bandwidths_of
 from .models.iomodel.configurations import (MODEL_TABLES, Configuration, configurations_of, left_out_under_load,
                                             load_notes)
-from .models.iomodel.evaluation import evaluate, stage_label
+from .models.iomodel.evaluation import error_summary, evaluate, stage_label
 from .models.iomodel.export import to_json
 from .models.iomodel.fit_predict import Target, parse_target
 from .parsers.manifest import load_manifest
@@ -46,10 +46,23 @@ def bandwidths_in(run_dirs: list[Path]) -> Bandwidths:
     return bandwidths_of(sources)
 
 
+def _fit_per_workload(configs: list[Configuration], same: list[Configuration]
+                      ) -> tuple[list[Configuration], list[str]]:
+    """What to fit each workload on, as the report's model section does: its runs of other configurations, so that
+    a measured target is a real prediction; its runs of the target itself when it was measured there only (the
+    default bench measures TPC-H, K-means and GATK4 on one placement), those workloads named as fitted in-sample."""
+    def is_target(config: Configuration) -> bool:
+        return any(config is c for c in same)
+    elsewhere = {c.key for c in configs if not is_target(c)}
+    profile = [c for c in configs if not is_target(c) or c.key not in elsewhere]
+    in_sample = sorted({f"{c.workload} {c.sweep}".strip() for c in configs if c.key not in elsewhere})
+    return profile, in_sample
+
+
 def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = None,
                measured_runs: list[str] = (), fio_runs: list[str] = ()) -> dict:
-    """Fit on the run's configurations other than the target itself (so that a measured target is a real
-    prediction; all of them when nothing else is left, marked in-sample), predict the target, and compare
+    """Fit each workload on its runs of configurations other than the target (so that a measured target is a real
+    prediction; on the target's own runs when it has no other, marked in-sample), predict the target, and compare
     with every measured run of exactly that configuration in this run and in `measured_runs`."""
     run_dir = resolve_run_dir(run)
     configs = configurations_in(run_dir)
@@ -67,19 +80,23 @@ def prediction(run: str, to: str, cores: int | None = None, nodes: int | None = 
     bandwidths = bandwidths_in([run_dir, *extra_dirs, *(resolve_run_dir(r) for r in fio_runs)])
     same = [c for c in configs if (c.hdfs, c.local, c.cores, c.nodes) == (target.hdfs, target.local, target.cores,
                                                                             target.nodes)]
-    profile = [c for c in configs if c not in same] or configs
+    profile, in_sample = _fit_per_workload(configs, same)
     measured_configs = same + [c for d in extra_dirs for c in configurations_in(d)]
     try:
         result = evaluate(profile, target, bandwidths, measured_configs)
     except KeyError as error:
         raise PredictError(f"--to {to}: {error.args[0]}") from None
     loaded = left_out_under_load(profile)
-    return {"target": target, "models": result.models, "stages": result.stages,
-            "in_sample": profile is configs and bool(same),
+    stages = result.stages.assign(in_sample=[f"{w} {s}".strip() in in_sample
+                                             for w, s in zip(result.stages["workload"], result.stages["sweep"])])
+    # an in-sample fit reproduces what it was fitted on: its errors say nothing of the model's
+    summary = error_summary(stages[~stages["in_sample"]])
+    return {"target": target, "models": result.models, "stages": stages,
+            "in_sample": in_sample,
             "profile": sorted({f"{c.run_id} {c.workload_id} ({c.label})" for c in profile
                                if not any(c is x for x in loaded)}),
             "load_notes": load_notes(profile, measured_configs),
-            "summary": result.summary}
+            "summary": summary}
 
 
 def render_text(result: dict) -> str:
@@ -88,7 +105,8 @@ def render_text(result: dict) -> str:
              "fitted on: " + "; ".join(result["profile"])]
     lines += result["load_notes"]
     if result["in_sample"]:
-        lines.append("note: the target is the only configuration of the run: the fit includes it (in-sample)")
+        lines.append("note: measured on the target's configuration only, so fitted on it (in-sample): "
+                     + ", ".join(result["in_sample"]))
     header = ["workload", "stage", "name", "tasks", "t_scale", "read limit", "write limit", "predicted", "bound",
               "measured", "error"]
     table = [header]
@@ -106,10 +124,14 @@ def render_text(result: dict) -> str:
     if summary.get("stages_compared"):
         lines.append(f"all stages: median |error| {summary['median_abs_error_pct']:.1f} %, worst "
                      f"{summary['worst_stage_error_pct']:+.1f} % ({summary['worst_stage']})")
-    else:
-        for (workload, sweep), group in stages.groupby(["workload", "sweep"], sort=False):
-            lines.append(f"{workload} {sweep}".strip() + f": predicted sum of stage times {group['predicted_s'].sum():.2f} s")
-        lines.append("no measured run of this configuration to compare with (--measured RUN adds runs)")
+    compared = {(app["workload"], app["sweep"]) for app in summary.get("workloads", [])}
+    for (workload, sweep), group in stages.groupby(["workload", "sweep"], sort=False):
+        if (workload, sweep) in compared:
+            continue
+        why = ("in-sample: the fit reproduces its own runs, no error to state" if group["in_sample"].all() else
+               "no measured run of this configuration to compare with (--measured RUN adds runs)")
+        lines.append(f"{workload} {sweep}".strip() + f": predicted sum of stage times {group['predicted_s'].sum():.2f} s"
+                     f"; {why}")
     return "\n".join(lines)
 
 

@@ -87,3 +87,20 @@ def test_a_fio_sweep_counts_only_from_a_run_named(results):
                 if p["backend"] == "hdd"}
     assert hdd_sources() == {"storage profile caps (inventories/storage-profiles.yml)"}
     assert hdd_sources("--fio", "20261121-195701-local") == {"fio sweep of run 20261121-195701-local"}
+
+
+def test_a_workload_measured_on_the_target_only_is_fitted_in_sample(tmp_path):
+    """The default bench measures TPC-H on the inventory's placement only and TeraSort on both: predicting that
+    placement predicts TeraSort from the other one and still gives TPC-H's rows (it printed none before), marked
+    in-sample and kept out of the error figures (an in-sample fit reproduces its own runs)."""
+    shutil.copytree(RUNS / "default-bench-tpch-probe", tmp_path / "20261129-010505-local")
+    done = _predict(tmp_path, "20261129-010505-local", "--to", "hdfs=hdd,local=ssd", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert {s["workload"] for s in out["stages"]} == {"terasort", "tpch"}
+    assert all(s["in_sample"] == (s["workload"] == "tpch") for s in out["stages"])
+    assert [w["workload"] for w in out["errors"]["workloads"]] == ["terasort"]
+    assert out["errors"]["stages_compared"] == sum(s["workload"] == "terasort" for s in out["stages"])
+    text = _predict(tmp_path, "20261129-010505-local", "--to", "hdfs=hdd,local=ssd").stdout
+    assert "fitted on it (in-sample): tpch" in text
+    assert re.search(r"^tpch: predicted sum of stage times \d+\.\d\d s; in-sample", text, re.M)
