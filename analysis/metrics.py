@@ -8,17 +8,20 @@ from .devices import device_backends
 from .stages import IDENTITY_ORDER, STAGE_IDENTITY, with_application_order, with_identity
 
 def fio_curves(fio: pd.DataFrame) -> pd.DataFrame:
-    """Bandwidth and IOPS per (host, backend, rw, direction, block size), repeated points averaged; the queue depth,
-    and the device-class limit and why a point is over it (analysis/fio_limits.py: empty when none), where the
+    """Bandwidth and IOPS per (host, backend, rw, direction, block size), repeated points averaged (also the bytes
+    moved and how long fio issued I/O, for the expectations of write points); the queue depth, and the device-class
+    limit and why a point is over it (analysis/fio_limits.py: empty when none), where the
     table has them."""
     if fio.empty or "block_size_bytes" not in fio:
         return pd.DataFrame()
     keys = ["host", "backend", "rw", "direction", "block_size_bytes"]
     fio = fio.assign(over_class_limit=fio["over_class_limit"].fillna("") if "over_class_limit" in fio else "",
-                     class_limit_bytes_per_s=fio.get("class_limit_bytes_per_s", np.nan))
+                     class_limit_bytes_per_s=fio.get("class_limit_bytes_per_s", np.nan),
+                     io_bytes=fio.get("io_bytes", np.nan), issue_s=fio.get("issue_s", np.nan))
     return (fio.groupby(keys, observed=True)
             .agg(bandwidth_bytes_per_s=("bandwidth_bytes_per_s", "mean"), iops=("iops", "mean"),
                  lat_mean_s=("lat_mean_s", "mean"), points=("iops", "size"), iodepth=("iodepth", "max"),
+                 io_bytes=("io_bytes", "mean"), issue_s=("issue_s", "mean"),
                  class_limit_bytes_per_s=("class_limit_bytes_per_s", "first"),
                  over_class_limit=("over_class_limit", lambda causes: "; ".join(sorted(set(causes) - {""}))))
             .reset_index().sort_values(keys, ignore_index=True))

@@ -10,10 +10,11 @@ give for that point's own region (the file's extent on the stroke), queue depth 
 from __future__ import annotations
 
 import math
-import random
-from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -48,6 +49,7 @@ class Drive:
     readahead: int = 4 * MIB               # bytes read ahead after a read: assumed
     segments: int = 16                     # read buffer segments: assumed
     min_prefetch: int = 512 * KIB          # bytes read on when a stream comes back: assumed
+    capacity: float = 0                    # bytes of the drive (a run's image: its size); 0: seeks as a continuum
 
     @classmethod
     def from_options(cls, options: dict) -> "Drive":
@@ -72,24 +74,43 @@ class Drive:
         average = self.write_seek_avg_ms if write else self.read_seek_avg_ms
         return track + (average - track) * 15 / 8
 
-    def seek_s(self, distance: float, write: bool = False) -> float:
-        """Seek over `distance`, a fraction of the stroke (0 = no seek)."""
-        if distance <= 0:
-            return 0.0
+    @property
+    def tracks(self) -> float:
+        """Tracks on the drive: evenly spaced in radius, each one revolution at its media rate, so the capacity is
+        the track count times the mean track (NaN without a capacity)."""
+        if self.capacity <= 0:
+            return math.nan
+        return max(2.0, self.capacity / (self.revolution_s * (self.outer_rate + self.inner_rate) / 2))
+
+    def seek_s(self, distance, write: bool = False):
+        """Seek over `distance`, a fraction of the stroke (0 = no seek; a number or an array of them). With the
+        drive's capacity known, the datasheet's single-track seek is the seek to the next track and the head stays
+        put within a track (a destage choosing among extents a few tracks apart moves mostly by those); without it,
+        a continuum."""
         track = self.write_seek_track_ms if write else self.read_seek_track_ms
-        return (track + (self.full_stroke_ms(write) - track) * math.sqrt(distance)) / 1e3
+        full = self.full_stroke_ms(write)
+        distance = np.asarray(distance, dtype=float)
+        if self.capacity <= 0:
+            seconds = (track + (full - track) * np.sqrt(np.maximum(distance, 0.0))) / 1e3
+            moved = distance > 0
+        else:
+            tracks = distance * self.tracks
+            seconds = (track + (full - track) * np.sqrt((np.maximum(tracks, 1.0) - 1) / (self.tracks - 1))) / 1e3
+            moved = tracks >= 0.5
+        seconds = np.where(moved, seconds, 0.0)
+        return float(seconds) if seconds.ndim == 0 else seconds
 
-    def radius(self, fraction: float) -> float:
-        """r / r_outer at a fraction of the capacity: constant linear density, so the bytes outside radius r
-        grow as r_outer^2 - r^2 and the media rate is proportional to r."""
+    def radius(self, fraction):
+        """r / r_outer at a fraction of the capacity (a number or an array): constant linear density, so the bytes
+        outside radius r grow as r_outer^2 - r^2 and the media rate is proportional to r."""
         ratio = self.inner_rate / self.outer_rate
-        return math.sqrt(1 - fraction * (1 - ratio ** 2))
+        return np.sqrt(1 - np.asarray(fraction, dtype=float) * (1 - ratio ** 2))
 
-    def stroke(self, fraction: float) -> float:
+    def stroke(self, fraction):
         ratio = self.inner_rate / self.outer_rate
         return (1 - self.radius(fraction)) / (1 - ratio)
 
-    def media_rate(self, fraction: float) -> float:
+    def media_rate(self, fraction):
         return self.outer_rate * self.radius(fraction)
 
     def streaming_rate(self, start: float, end: float, steps: int = 1000) -> float:
@@ -110,12 +131,10 @@ def random_read_service_s(drive: Drive, size: int, samples: int = 200_000, seed:
                           start: float = 0.0, end: float = 1.0) -> float:
     """Mean service time of a random read (QD 1, offsets uniform over [start, end) of the capacity): overhead +
     seek between two uniform offsets + half a revolution + transfer at the target's media rate (Monte Carlo)."""
-    rng = random.Random(seed)
-    total = 0.0
-    for _ in range(samples):
-        a, b = rng.uniform(start, end), rng.uniform(start, end)
-        total += drive.seek_s(abs(drive.stroke(a) - drive.stroke(b))) + size / drive.media_rate(b)
-    return drive.overhead_ms / 1e3 + total / samples + drive.revolution_s / 2
+    rng = np.random.default_rng(seed)
+    a, b = rng.uniform(start, end, samples), rng.uniform(start, end, samples)
+    total = drive.seek_s(np.abs(drive.stroke(a) - drive.stroke(b))) + size / drive.media_rate(b)
+    return drive.overhead_ms / 1e3 + float(total.mean()) + drive.revolution_s / 2
 
 
 @dataclass(frozen=True)
@@ -135,14 +154,20 @@ class Region:
     def width(self) -> float:
         return sum(end - start for start, end in self.extents)
 
-    def position(self, within: float) -> float:
-        """The drive's fraction at a fraction `within` of the file."""
-        left = within * self.width
-        for start, end in self.extents:
-            if left <= end - start:
-                return start + left
-            left -= end - start
-        return self.extents[-1][1]
+    @cached_property
+    def _layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(each extent's start, its length, the file's width before it), as arrays."""
+        starts = np.array([start for start, _ in self.extents])
+        lengths = np.array([end - start for start, end in self.extents])
+        return starts, lengths, np.concatenate(([0.0], np.cumsum(lengths)))
+
+    def position(self, within):
+        """The drive's fraction at a fraction `within` of the file (a number or an array)."""
+        starts, lengths, before = self._layout
+        left = np.asarray(within, dtype=float) * before[-1]
+        index = np.minimum(np.maximum(np.searchsorted(before, left, side="left") - 1, 0), len(starts) - 1)
+        drive = np.minimum(starts[index] + left - before[index], starts[index] + lengths[index])
+        return float(drive) if drive.ndim == 0 else drive
 
     def streaming_rate(self, drive: "Drive") -> float:
         """Bytes/s reading the file from start to end at the media rate (bytes over summed time)."""
@@ -155,32 +180,27 @@ def sptf_iops(drive: Drive, size: int, depth: int, steps: int = 20_000, seed: in
     positioning time (overhead + seek + rotational wait, the sector's angle uniform and independent of the seek)
     first. `window`: each new request lands within this fraction of the file around the head (a destage choosing
     among the dirty extents nearest it) instead of anywhere in it."""
-    rng = random.Random(seed)
+    rng = np.random.default_rng(seed)
 
-    def target(head: float) -> float:
+    def targets(head: float, count: int) -> np.ndarray:
         if window is None:
-            return rng.random()
+            return rng.random(count)
         low = min(max(0.0, head - window / 2), 1.0 - window)
-        return low + rng.random() * window
+        return low + rng.random(count) * window
 
-    if window is None:
-        queue = [target(0.0) for _ in range(depth)]
-        head = rng.random()
-    else:
-        head = rng.random()
-        queue = [target(head) for _ in range(depth)]
+    head = rng.random()
+    queue = targets(0.0 if window is None else head, depth)
+    queue_stroke = drive.stroke(region.position(queue))
+    here = drive.stroke(region.position(head))
     elapsed = 0.0
     for _ in range(steps):
-        best, best_time = 0, math.inf
-        here = drive.stroke(region.position(head))
-        for i, within in enumerate(queue):
-            positioning = drive.seek_s(abs(here - drive.stroke(region.position(within))), write) + \
-                rng.random() * drive.revolution_s
-            if positioning < best_time:
-                best, best_time = i, positioning
-        head = queue[best]
-        elapsed += drive.overhead_ms / 1e3 + best_time + size / drive.media_rate(region.position(head))
-        queue[best] = target(head)
+        positioning = drive.seek_s(np.abs(here - queue_stroke), write) + rng.random(depth) * drive.revolution_s
+        best = int(np.argmin(positioning))
+        head, here = float(queue[best]), float(queue_stroke[best])
+        elapsed += drive.overhead_ms / 1e3 + float(positioning[best]) + size / float(
+            drive.media_rate(region.position(head)))
+        queue[best] = targets(head, 1)[0]
+        queue_stroke[best] = drive.stroke(region.position(queue[best]))
     return steps / elapsed
 
 
@@ -189,13 +209,91 @@ def sptf_random_read_iops(drive: Drive, size: int, depth: int, steps: int = 20_0
     return sptf_iops(drive, size, depth, steps, seed)
 
 
-def destage_iops(drive: Drive, size: int, region: Region) -> float:
-    """Random writes of `size` once the write cache is full of them (steady state): every write waits for one
-    destage, the drive writing the dirty extent with the shortest positioning time among the DESTAGE_CHOICES
-    nearest the head, of DIRTY_EXTENTS spread over the region (or as many as the cache holds)."""
-    extents = min(DIRTY_EXTENTS, drive.write_cache // size)
-    choices = min(DESTAGE_CHOICES, extents)
-    return sptf_iops(drive, size, choices, steps=5_000, region=region, write=True, window=choices / extents)
+def cache_extents(drive: Drive, size: int) -> int:
+    """How many scattered writes of `size` a full write cache holds apart."""
+    return max(1, min(DIRTY_EXTENTS, drive.write_cache // size))
+
+
+class _DirtyExtents:
+    """The write cache's scattered dirty extents, kept in file order, and the destage policy: the drive writes, of
+    the DESTAGE_CHOICES extents nearest the head, the one with the shortest positioning time (overhead + seek +
+    rotational wait, the sector's angle uniform and independent of the seek)."""
+
+    def __init__(self, drive: Drive, size: int, region: Region, rng: np.random.Generator):
+        self.drive, self.size, self.region, self.rng = drive, size, region, rng
+        self.within = np.empty(0)      # file fractions, sorted
+        self.strokes = np.empty(0)
+        self.seconds = np.empty(0)     # each extent's transfer at its media rate
+        self.head_within, self.head_stroke = 0.0, float(drive.stroke(region.position(0.0)))
+
+    def __len__(self) -> int:
+        return self.within.size
+
+    def add(self, within: np.ndarray) -> None:
+        within = np.sort(within)
+        at = np.searchsorted(self.within, within)
+        on_drive = self.region.position(within)
+        self.within = np.insert(self.within, at, within)
+        self.strokes = np.insert(self.strokes, at, self.drive.stroke(on_drive))
+        self.seconds = np.insert(self.seconds, at, self.size / self.drive.media_rate(on_drive))
+
+    def destage(self) -> float:
+        """Write one extent to the platter; the seconds that took."""
+        drive, half = self.drive, DESTAGE_CHOICES // 2
+        middle = int(np.searchsorted(self.within, self.head_within))
+        low = max(0, min(middle - half, len(self) - DESTAGE_CHOICES))
+        high = min(len(self), low + DESTAGE_CHOICES)
+        positioning = drive.seek_s(np.abs(self.head_stroke - self.strokes[low:high]), write=True) + \
+            self.rng.random(high - low) * drive.revolution_s
+        best = int(np.argmin(positioning))
+        chosen = low + best
+        self.head_within, self.head_stroke = float(self.within[chosen]), float(self.strokes[chosen])
+        transfer = float(self.seconds[chosen])
+        self.within, self.strokes, self.seconds = (np.delete(column, chosen) for column in
+                                                   (self.within, self.strokes, self.seconds))
+        return drive.overhead_ms / 1e3 + float(positioning[best]) + transfer
+
+
+@lru_cache(maxsize=64)
+def destage_iops(drive: Drive, size: int, region: Region, destages: int = 3_000, seed: int = 21) -> float:
+    """Destages per second of scattered writes of `size` over `region` with the write cache full of them (steady
+    state: each destage makes room for one more write, anywhere in the region)."""
+    rng = np.random.default_rng(seed)
+    cache = _DirtyExtents(drive, size, region, rng)
+    cache.add(rng.random(cache_extents(drive, size)))
+    for _ in range(destages // 5):      # the head settles into the policy's pattern first
+        cache.destage()
+        cache.add(rng.random(1))
+    elapsed = 0.0
+    for _ in range(destages):
+        elapsed += cache.destage()
+        cache.add(rng.random(1))
+    return destages / elapsed
+
+
+@lru_cache(maxsize=64)
+def random_write_seconds(drive: Drive, size: int, region: Region, writes: int, issue_s: float,
+                         seed: int = 21) -> float:
+    """Seconds from the first of `writes` random writes of `size` over `region`, taken into the empty write cache
+    evenly over `issue_s` seconds (a write waits for room when the cache is full), until the last of them is on the
+    platter: what a sweep's write point times (fio's end_fsync inside its runtime). The drive destages as long as
+    any extent is dirty, by the policy of _DirtyExtents."""
+    rng = np.random.default_rng(seed)
+    cache = _DirtyExtents(drive, size, region, rng)
+    full = cache_extents(drive, size)
+    positions = rng.random(writes)
+    due = np.arange(writes) * (issue_s / writes)
+    clock, taken = 0.0, 0
+    while taken < writes or len(cache):
+        if taken < writes and not len(cache):
+            clock = max(clock, float(due[taken]))
+        ready = taken + int(np.searchsorted(due[taken:], clock, side="right"))
+        ready = min(ready, taken + full - len(cache), writes)
+        if ready > taken:
+            cache.add(positions[taken:ready])
+            taken = ready
+        clock += cache.destage()
+    return max(clock, issue_s)
 
 
 def sequential_read_rate(drive: Drive, size: int, region: float, start: float = 0.0, depth: int = 1) -> float:
@@ -234,13 +332,15 @@ def interleaved_readers_rate(drive: Drive, size: int, first: float, second: floa
     return per_visit / (drive.overhead_ms / 1e3 + seek + drive.revolution_s / 2 + per_visit / rate)
 
 
-def point_expectation(drive: Drive, rw: str, size: int, depth: int, region: Region) -> tuple[float, str]:
+def point_expectation(drive: Drive, rw: str, size: int, depth: int, region: Region, writes: int = 0,
+                      issue_s: float = math.nan) -> tuple[float, str]:
     """(bytes/s, how) the datasheet gives for one point of a fio sweep in steady state: `rw` fio's pattern, `size`
     its block size, `depth` its queue depth, `region` where its file lies on the drive. A write point starts with the
     write cache empty and its time ends when the cache is on the platter (run-sweep): the drive destages from its
-    first MiB to its last, so sequential writes come out at the media rate; random ones are held to a destage from a
-    full cache each, which the point's fill and drain average a little below (docs/storage.md). NaN with the
-    reason for a point the formulas do not hold."""
+    first MiB to its last, so sequential writes come out at the media rate; random ones at the `writes` the host got
+    into the cache over the `issue_s` seconds fio issued them, destaged as they came and then drained
+    (random_write_seconds; without those two, one destage from a full cache each). NaN with the reason for a point
+    the formulas do not hold."""
     if rw not in ("read", "write", "randread", "randwrite"):
         return math.nan, f"no datasheet formula for fio pattern {rw!r} (read, write, randread, randwrite only)"
     if not all(0 <= start < end <= 1 for start, end in region.extents):
@@ -253,6 +353,10 @@ def point_expectation(drive: Drive, rw: str, size: int, depth: int, region: Regi
     if rw == "randread":
         return sptf_iops(drive, size, depth, steps=5_000, region=region) * size, \
             f"random reads {depth} deep, shortest positioning first, over the file's extents"
+    if writes and issue_s and issue_s > 0:
+        return writes * size / random_write_seconds(drive, size, region, int(writes), issue_s), \
+            (f"{writes:,} random writes taken into the write cache over {issue_s:g} s, destaged shortest positioning "
+             "first among the dirty extents, then drained")
     return destage_iops(drive, size, region) * size, \
         "random writes destaged from a full write cache, shortest positioning first"
 
@@ -275,9 +379,14 @@ def sweep_expectations(curves: pd.DataFrame, extents: pd.DataFrame, profile_of: 
             rows.append((point.host, point.backend, point.rw, point.block_size_bytes, math.nan,
                          "no expectation: where the file lay on the drive was not recorded (extents-<backend>.json)"))
             continue
-        region = Region.of_extents(list(zip(on_host["physical_bytes"], on_host["length_bytes"])),
-                                   int(on_host["device_bytes"].iloc[0]))
-        expected, how = point_expectation(Drive.from_options(options), point.rw, int(point.block_size_bytes),
-                                          int(getattr(point, "iodepth", 1)), region)
+        device_bytes = int(on_host["device_bytes"].iloc[0])
+        region = Region.of_extents(list(zip(on_host["physical_bytes"], on_host["length_bytes"])), device_bytes)
+        # the image is the drive (the model's default capacity): its size sets the tracks a short seek crosses
+        drive = replace(Drive.from_options(options), capacity=device_bytes)
+        io_bytes = getattr(point, "io_bytes", math.nan)
+        writes = int(io_bytes // point.block_size_bytes) if io_bytes == io_bytes and io_bytes > 0 else 0
+        expected, how = point_expectation(drive, point.rw, int(point.block_size_bytes),
+                                          int(getattr(point, "iodepth", 1)), region, writes,
+                                          float(getattr(point, "issue_s", math.nan)))
         rows.append((point.host, point.backend, point.rw, point.block_size_bytes, expected, how))
     return pd.DataFrame(rows, columns=columns)

@@ -25,6 +25,26 @@ def parse_size_bytes(text: str) -> int:
     return int(float(m.group(1)) * _SIZE_UNITS[m.group(2)])
 
 
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+# a week: longer than any sweep runs a point; a bigger runtime option is not one fio ran
+_MAX_ISSUE_S = 7 * 86400.0
+
+
+def issue_seconds(options: dict) -> float:
+    """How long fio issued I/O for: its `runtime` option (seconds unless a unit says otherwise) when the job was
+    time-based, else NaN (the job ran until it had moved its size). A fio-sweep write point's `runtime_s` is this
+    plus the drain of the drive's write cache (end_fsync)."""
+    if str(options.get("time_based", "0")) in ("0", "") or "runtime" not in options:
+        return float("nan")
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h|d)?\s*", str(options["runtime"]).lower())
+    if m is None:
+        raise ValueError(f"unrecognised fio runtime {options['runtime']!r} (seconds, or a number with us/ms/s/m/h/d)")
+    seconds = float(m.group(1)) * _TIME_UNITS[m.group(2) or ""]
+    if not 0 < seconds <= _MAX_ISSUE_S:
+        raise ValueError(f"fio runtime {options['runtime']!r} is not between 0 and {_MAX_ISSUE_S:.0f} s")
+    return seconds
+
+
 def _backend(options: dict, jobname: str, rw: str, bs: str, path: Path) -> str:
     if options.get("description"):
         return str(options["description"])
@@ -74,7 +94,7 @@ def _directions(path: Path):
 def parse_fio_json(path: Path) -> list[dict]:
     """Rows with the `fio` table's columns (docs/tables.md) except host, from one fio JSON file."""
     rows = []
-    for job, _options, identity, side in _directions(path):
+    for job, options, identity, side in _directions(path):
         lat = side.get("lat_ns") or {}
         rows.append({
             **identity,
@@ -84,6 +104,7 @@ def parse_fio_json(path: Path) -> list[dict]:
             "lat_p99_s": _percentile_s(side, "99.000000"),
             "io_bytes": int(side["io_bytes"]),
             "runtime_s": float(side.get("runtime", job.get("job_runtime", 0))) / 1e3,
+            "issue_s": issue_seconds(options),
             "error": int(job.get("error", 0)),
             "source_file": Path(path).name,
         })

@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 from analysis import metrics
-from analysis.models.hdd_datasheet import Drive, Region, point_expectation, sweep_expectations
+from analysis.models.hdd_datasheet import (Drive, Region, destage_iops, point_expectation, random_write_seconds,
+                                           sweep_expectations)
 from analysis.parsers.fio import parse_fio_json
 from analysis.parsers.fio_extents import parse_extents
 
@@ -64,3 +65,49 @@ def test_a_point_without_recorded_extents_or_on_a_capped_profile_gets_no_figure(
     [point] = sweep_expectations(curves, extents.iloc[0:0], {"hdd": "hdd"}, PROFILES).itertuples()
     assert point.expected_bytes_per_s != point.expected_bytes_per_s and "not recorded" in point.expectation
     assert sweep_expectations(curves, extents, {"hdd": "ssd"}, PROFILES).empty
+
+
+BENCH = Path(__file__).resolve().parents[2] / "fixtures" / "tools" / "fio-sweep-bench"
+REQUIRED = {("read", 64 * 1024), ("read", 1 << 20), ("write", 64 * 1024), ("write", 1 << 20), ("randread", 4096),
+            ("randwrite", 4096)}
+
+
+def test_every_required_point_of_a_default_bench_sweep_is_within_a_quarter_of_its_expectation():
+    """Issue 42's criterion on a real default bench's hdd sweep: every point but the path-bound 4 KiB sequential
+    ones within 25 % of the datasheet's expectation for its region, depth and size; the random writes held to the
+    fill and drain of the write cache with the writes the host got in (with a full cache each, as before, 4 KiB
+    random writes came out 25-32 % over)."""
+    fio = pd.DataFrame([row for path in sorted(BENCH.glob("fio-hdd-*.json")) for row in parse_fio_json(path)])
+    curves = metrics.fio_curves(fio.assign(host="localhost"))
+    extents = pd.DataFrame(parse_extents(BENCH / "extents-hdd.json")).assign(host="localhost")
+    expected = sweep_expectations(curves, extents, {"hdd": "hdd"}, PROFILES).merge(curves)
+    assert len(expected) == 12 and REQUIRED <= set(zip(expected["rw"], expected["block_size_bytes"]))
+    held = expected[expected["expected_bytes_per_s"].notna()]
+    assert set(zip(held["rw"], held["block_size_bytes"])) == \
+        set(zip(expected["rw"], expected["block_size_bytes"])) - {("read", 4096), ("write", 4096)}
+    for point in held.itertuples():
+        assert point.bandwidth_bytes_per_s == pytest.approx(point.expected_bytes_per_s, rel=0.25), \
+            (point.rw, point.block_size_bytes, point.expectation)
+    writes = held[held["rw"] == "randwrite"]
+    assert writes["expectation"].str.contains("taken into the write cache over 3 s").all()
+
+
+def test_the_head_stays_on_its_track_and_the_next_track_costs_the_single_track_seek():
+    drive = Drive.from_options({**PROFILES["hdd"]["model"]["options"], "capacity": 8 * 1024 ** 3})
+    one_track = 1 / drive.tracks
+    assert drive.seek_s(0.4 * one_track, write=True) == 0
+    assert drive.seek_s(one_track, write=True) == pytest.approx(drive.write_seek_track_ms / 1e3)
+    assert drive.seek_s(1.0, write=True) == pytest.approx(drive.full_stroke_ms(write=True) / 1e3)
+    # without a capacity, a continuum: the single-track seek at the smallest distance, the full stroke at 1
+    continuum = Drive.from_options(PROFILES["hdd"]["model"]["options"])
+    assert continuum.seek_s(1e-12) == pytest.approx(continuum.read_seek_track_ms / 1e3, rel=1e-3)
+
+
+def test_random_writes_drain_longer_than_they_came_in_and_a_full_cache_waits():
+    region = Region(((0.0, 0.25),))
+    drive = Drive.from_options({**PROFILES["hdd"]["model"]["options"], "capacity": 8 * 1024 ** 3})
+    few = random_write_seconds(drive, 4096, region, 200, 3.0)
+    assert few == pytest.approx(3.0, abs=0.5)         # 200 writes destage within the 3 s they came in over
+    many = random_write_seconds(drive, 4096, region, 20_000, 3.0)
+    # more than a full cache: the drain of 16,384 extents at no more than the full cache's destage rate
+    assert many > 3.0 + 16_384 / destage_iops(drive, 4096, region)

@@ -1,7 +1,7 @@
 """fio JSON/JSON+ outputs recorded on this machine (tests/fixtures/tools/fio*, see README there)."""
 import pytest
 
-from analysis.parsers.fio import parse_fio_json, parse_size_bytes
+from analysis.parsers.fio import issue_seconds, parse_fio_json, parse_size_bytes
 from conftest import TOOLS
 
 
@@ -49,3 +49,25 @@ def test_json_plus_latency_bins_hold_every_io_and_give_fio_percentiles():
                 assert b["clat_s"] == pytest.approx(row["lat_p99_s"], rel=0.02)
                 break
     assert parse_fio_latency_bins(TOOLS / "fio" / "fio-tmp-write-4k.json") == []      # plain json: no bins
+
+
+def test_a_time_based_point_records_how_long_fio_issued_io_apart_from_its_runtime():
+    """A sweep write point's runtime_s includes the drain of the drive's write cache (end_fsync); issue_s is the
+    window fio issued writes in, which the hdd expectation of random writes needs (analysis/models/hdd_datasheet.py)."""
+    [row] = parse_fio_json(TOOLS / "fio-sweep-media" / "fio-hdd-write-64k.json")
+    assert row["issue_s"] == 3.0 and row["runtime_s"] > row["issue_s"]
+
+
+@pytest.mark.parametrize("options, expected", [({"time_based": "1", "runtime": "3"}, 3.0),
+                                               ({"time_based": "1", "runtime": "1500ms"}, 1.5),
+                                               ({"time_based": "1", "runtime": "2m"}, 120.0),
+                                               ({"runtime": "3"}, None), ({"time_based": "1"}, None)])
+def test_issue_seconds_takes_fio_time_units_and_is_nan_for_a_job_that_ran_to_its_size(options, expected):
+    seconds = issue_seconds(options)
+    assert seconds == expected if expected is not None else seconds != seconds
+
+
+@pytest.mark.parametrize("runtime", ["3x", "-1", "0", "99999999", "1e9"])
+def test_a_runtime_option_fio_never_ran_is_refused_with_its_value(runtime):
+    with pytest.raises(ValueError, match="runtime"):
+        issue_seconds({"time_based": "1", "runtime": runtime})
