@@ -25,6 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+import run_protocol
+
 CONFIDENCE = 0.95
 MIN_RUNS = 2            # per side, for an interval
 FASTER, SLOWER, SAME, CANNOT_TELL, BASELINE = "faster", "slower", "not significant", "cannot tell", "baseline"
@@ -202,7 +204,7 @@ def noise_from_repetitions(spread: pd.DataFrame, what: str = "") -> Noise | None
     for row in spread.to_dict("records"):
         values = _clean(row["samples"])
         if len(values) >= 2:
-            pct = (values.max() / values.min() - 1) * 100
+            pct = run_protocol.spread_pct(values.tolist())
             if best is None or pct > best[0]:
                 best = (pct, row, values)
     if best is None:

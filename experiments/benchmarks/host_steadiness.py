@@ -15,6 +15,8 @@ import json
 import time
 from pathlib import Path
 
+from run_protocol import spread_pct
+
 MAX_ROUNDS = 1000
 MAX_ITERATIONS = 10 ** 10
 
@@ -41,11 +43,6 @@ def measure(rounds: int, iterations: int) -> list[dict]:
         results.append({"round": number, "wall_s": time.perf_counter() - wall, "cpu_s": time.thread_time() - cpu,
                         "steal_ticks": steal_ticks() - steal})
     return results
-
-
-def spread_pct(values: list[float]) -> float:
-    """Slowest over fastest, minus 1, in %: the protocol's measure of a repeated configuration's steadiness."""
-    return 100.0 * (max(values) / min(values) - 1)
 
 
 def main(argv: list[str] | None = None) -> int:

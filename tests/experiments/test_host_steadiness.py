@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from experiments.benchmarks.host_steadiness import spread_pct, steal_ticks
+from experiments.benchmarks.host_steadiness import steal_ticks
+from run_protocol import spread_pct
 
 REPO = Path(__file__).resolve().parents[2]
 
