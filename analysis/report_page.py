@@ -83,6 +83,21 @@ def _emulation(manifest: dict) -> dict:
     return {"present": "emulation" in manifest, "profiles": profiles, "limitations": limitations}
 
 
+def _scale_model_fact(manifest: dict) -> list[tuple[str, str]]:
+    """The reference node a scale-model run stands for and k, for the page's facts (none for another run)."""
+    scaled = (manifest.get("emulation") or {}).get("scale_model") if isinstance(manifest, dict) else None
+    if not isinstance(scaled, dict) or not isinstance(scaled.get("reference"), dict):
+        return []
+    def figure(value) -> str:   # the manifest is untrusted: a value that is no number shows as missing
+        return number(value if isinstance(value, (int, float)) and not isinstance(value, bool) else None, "", 3)
+
+    reference = scaled["reference"]
+    shares = scaled.get("disk_shares") if isinstance(scaled.get("disk_shares"), dict) else {}
+    return [("scale model of", f"{str(reference.get('name'))[:200]} ({str(reference.get('source'))[:500]}): "
+             f"k = {figure(scaled.get('k'))}, each emulated disk "
+             + ", ".join(f"{str(p)[:40]} {figure(s)} of one" for p, s in sorted(shares.items(), key=str)))]
+
+
 def _describe_drive_model(model: dict) -> str:
     """A profile's disk model (the hdd profile's, inventories/storage-profiles.yml) in words: what drive, its
     parameters as the server takes them (units in their names), where they come from and which are assumed."""
@@ -240,7 +255,8 @@ def build_context(run_dir: Path) -> dict:
                   ("controller", manifest.get("controller", "missing")),
                   ("harness commit", (manifest.get("git") or {}).get("commit", "missing")),
                   ("hosts", ", ".join(manifest.get("hosts", {}) or []) or "missing"),
-                  ("placement", json.dumps((manifest.get("storage") or {}).get("placement", "missing")))],
+                  ("placement", json.dumps((manifest.get("storage") or {}).get("placement", "missing"))),
+                  *_scale_model_fact(manifest)],
         "problems": _problems(manifest, tables),
         "emulation": _emulation(manifest),
         "steps": steps.to_dict("records"), "workloads": workloads.to_dict("records"),

@@ -21,6 +21,8 @@ from spillway import INVENTORIES, REPO, inventory_files, inventory_values, resou
 from spillway.inventory_files import ROLE_GROUPS
 from spillway.cluster_check import available_clusters
 
+import scale_model
+
 # Paths the harness creates, deletes and passes to shell commands: the schema's safe_path, also per host.
 PATH_VARIABLES = ("spillway_root", "spillway_install_dir", "spillway_cache_dir", "workload_python_interpreter")
 # Hosts that serve the cluster without running its daemons: the servers of a GlusterFS volume the harness builds
@@ -144,6 +146,8 @@ def _schema():
         profile_names = sorted(storage_profiles()["profiles"])
         backend = schema["properties"]["spillway_backends"]["additionalProperties"]
         backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
+        schema["properties"]["spillway_node"]["properties"]["reference"]["properties"]["disks"]["propertyNames"][
+            "enum"] = profile_names
         releases = schema["properties"]["spillway_versions"]["properties"]
         releases["spark"]["items"]["enum"] = list(versions.spark_releases())
         releases["hadoop"]["enum"] = versions.hadoop_releases()
@@ -322,6 +326,13 @@ def _cross_checks(name, vars_file, variables, host_vars, groups, host_sources):
                                 "safe absolute path "
                                 "(letters, digits and . _ + - between slashes, no . or .. component); it reaches "
                                 "shell commands as root, so give a plain path such as /var/lib/spillway/<cluster>")
+    node = variables.get("spillway_node") or {}
+    if node.get("reference"):
+        used = sorted({b["profile"] for b in backends.values() if b["kind"] == "emulated"})
+        try:
+            scale_model.scaled_profiles(storage_profiles()["profiles"], node, used)
+        except scale_model.ScaleModelError as error:
+            problems.append(f"{vars_file}: {error}")
     local_only = all_local(groups.get("workers", []), host_vars, variables)
     problems += _device_checks(vars_file, backends, local_only)
     for bname, backend in sorted(backends.items()):

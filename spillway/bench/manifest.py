@@ -4,6 +4,8 @@ facts are added as the bench runs (docs/run-directory.md)."""
 from spillway import inventory as inventory_mod
 from spillway.run_record import RunDirectory, new_run_id
 
+import scale_model
+
 # Settings of a cluster that change what its runs measure: (the inventory's property, the value that does, the
 # limitation the manifest then records).
 CHANGING_SETTINGS = (
@@ -47,9 +49,23 @@ def create_run_directory(plan):
 
 def emulation_record(inventory, profiles, used):
     """What of the run was emulated: the disk profiles used and, for a cluster of emulated hosts, the nodes."""
-    record = {"profiles": {p: profiles["profiles"][p] for p in used},
-              "limitations": list(profiles["limitations"]) if used else []}
     budget = inventory.node_budget
+    # a scale-model node's disks deliver its share of the reference's: the profiles as the disks were built
+    applied = scale_model.scaled_profiles(profiles["profiles"], budget, used)
+    record = {"profiles": {p: applied[p] for p in used},
+              "limitations": list(profiles["limitations"]) if used else []}
+    scaled = scale_model.description(budget)
+    if scaled:
+        record["scale_model"] = scaled
+        reference = scaled["reference"]
+        record["limitations"].append(
+            f"A scale model of {reference['name']} ({reference['source']}): {reference['cores']:g} cores there, "
+            f"{scaled['emulated_cores']:g} here, k = {scaled['k']:g}; each emulated disk delivered the reference "
+            "node's disks of its profile over k (" + ", ".join(
+                f"{profile}: {share:g} of one" for profile, share in sorted(scaled["disk_shares"].items()))
+            + "; the HDD model's time dilated, a capped profile's caps scaled; docs/cluster.md, \"Scale-model "
+            "nodes\"). It preserves the balance of CPU and disk per core, not a reference core's speed; memory, "
+            "network and the workloads' data are not scaled yet (issue 43).")
     if budget:
         record["node_budget"] = dict(budget)
         given = " and ".join(part for part in (

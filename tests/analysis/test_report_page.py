@@ -107,3 +107,15 @@ def test_the_emulation_notice_names_the_hdd_drive_model_and_its_parameters(run_d
     assert "read-seek-avg-ms 7.4" in html and "outer-rate 255000000" in html and "rpm 7200" in html
     assert "Ultrastar DC HC310, 3.5 inch Serial ATA Hard Disk Drive, revision 1.4" in html
     assert "assumed, not on the datasheet: inner-rate" in html and '{"name"' not in html
+
+
+def test_the_facts_name_a_scale_models_reference_and_k_and_take_no_value_as_a_number_it_is_not():
+    from analysis.report_page import _scale_model_fact
+    scaled = {"reference": {"name": "the GATK4 paper's node", "source": "its Table I", "cores": 36},
+              "emulated_cores": 2.0, "k": 18.0, "disk_shares": {"hdd": 1 / 18, "ssd": 2 / 18}}
+    [(label, text)] = _scale_model_fact({"emulation": {"scale_model": scaled}})
+    assert label == "scale model of"
+    assert text == "the GATK4 paper's node (its Table I): k = 18.000, each emulated disk hdd 0.056 of one, ssd 0.111 of one"
+    assert _scale_model_fact({"emulation": {}}) == [] and _scale_model_fact({"emulation": {"scale_model": "x"}}) == []
+    hostile = _scale_model_fact({"emulation": {"scale_model": {**scaled, "k": "18; rm -rf /", "disk_shares": [1]}}})
+    assert hostile[0][1] == "the GATK4 paper's node (its Table I): k = -, each emulated disk "

@@ -28,7 +28,8 @@ def scratch_repo(tmp_path):
     for name in ("spillway", "emulation"):
         shutil.copytree(REPO / name, repo / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "inventories", repo / "inventories")
-    for name in ("playbooks", "workloads", "collectors", "analysis", "run_layout", "run_protocol", "experiments", ".venv",
+    for name in ("playbooks", "workloads", "collectors", "analysis", "run_layout", "run_protocol", "scale_model",
+                 "experiments", ".venv",
                  "requirements.txt"):
         (repo / name).symlink_to(REPO / name)
     return repo

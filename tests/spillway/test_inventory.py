@@ -215,3 +215,32 @@ def test_a_node_budget_is_the_inventorys():
     assert inventory.load("local").node_budget == {"memory_gib": 5}
     assert inventory.load("emu").node_budget == {"memory_gib": 4}
     assert inventory.load("pfs").node_budget == {}
+
+
+GATK4_NODE = {"name": "a 36-core node with one HDD and two SSDs", "source": "a datasheet", "cores": 36,
+              "disks": {"hdd": 1, "ssd": 2}}
+
+
+def test_a_scale_model_node_names_its_reference_and_its_own_cores(scratch_inventory):
+    scratch_inventory("local", "group_vars/all.yml",
+                      lambda d: d.update(spillway_node={"memory_gib": 5, "cores": 2, "reference": GATK4_NODE}))
+    assert inventory.load("local").node_budget["reference"]["cores"] == 36
+
+
+@pytest.mark.parametrize("node, field, message", [
+    ({"memory_gib": 5, "reference": GATK4_NODE}, "spillway_node", "'cores' is a dependency of 'reference'"),
+    ({"cores": 2, "reference": {**GATK4_NODE, "disks": {"floppy": 1}}}, "spillway_node.reference.disks",
+     "'floppy' is not one of"),
+    ({"cores": 2, "reference": {**GATK4_NODE, "disks": {"hdd": 0}}}, "spillway_node.reference.disks.hdd",
+     "less than the minimum of 1"),
+    ({"cores": 2, "reference": {k: v for k, v in GATK4_NODE.items() if k != "source"}}, "spillway_node.reference",
+     "'source' is a required property"),
+    ({"cores": 2, "reference": {**GATK4_NODE, "cores": 1}}, "spillway_node",
+     "k = 0.5, outside 1-1024. Fix: a scale model shrinks a node"),
+    ({"cores": 2, "reference": {**GATK4_NODE, "disks": {"hdd": 1}}}, "spillway_node.reference.disks",
+     "names no ssd disk, and an emulated backend of this inventory is one. Fix: add how many"),
+])
+def test_a_scale_model_node_that_cannot_be_built_is_refused_naming_the_field(scratch_inventory, node, field, message):
+    scratch_inventory("local", "group_vars/all.yml", lambda d: d.update(spillway_node=node))
+    problems = problems_of("local")
+    assert any(f"{field}" in p and message in p for p in problems), problems

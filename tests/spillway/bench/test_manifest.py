@@ -31,6 +31,22 @@ def test_a_node_budget_is_recorded_with_what_it_imitates_and_what_not():
     assert "not that node's memory bandwidth" in notice and "page cache emptied" in notice
 
 
+def test_a_scale_model_node_records_the_profiles_as_its_disks_were_built_and_what_it_stands_for():
+    local = inventory.load("local")
+    node = {"memory_gib": 5, "cores": 2, "reference": {"name": "a 36-core node", "source": "a datasheet", "cores": 36,
+                                                       "disks": {"hdd": 1, "ssd": 2}}}
+    scaled = dataclasses.replace(local, variables={**local.variables, "spillway_node": node})
+    record = emulation_record(scaled, inventory.storage_profiles(), scaled.emulated_profiles())
+    assert record["scale_model"]["k"] == 18 and record["scale_model"]["disk_shares"]["ssd"] == pytest.approx(1 / 9)
+    shipped = inventory.storage_profiles()["profiles"]
+    assert record["profiles"]["ssd"]["read_bps"] == round(shipped["ssd"]["read_bps"] / 9)
+    assert record["profiles"]["hdd"]["model"]["options"]["outer-rate"] == pytest.approx(
+        shipped["hdd"]["model"]["options"]["outer-rate"] / 18, rel=1e-5)
+    (notice,) = [text for text in record["limitations"] if "scale model" in text.lower()]
+    assert "a 36-core node (a datasheet): 36 cores there, 2 here, k = 18" in notice and "hdd: 0.0555556 of one" in notice
+    assert "scale_model" not in emulation_record(local, inventory.storage_profiles(), local.emulated_profiles())
+
+
 # Settings of the local inventory that make its runs differ from a real node's: each recorded and said while set,
 # neither once the variable is left out (then the attribute takes its default).
 RECORDED_SETTINGS = {

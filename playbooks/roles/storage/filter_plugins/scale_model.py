@@ -1,0 +1,1 @@
+../../../../scale_model/__init__.py
