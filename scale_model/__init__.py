@@ -19,7 +19,10 @@ How a profile is scaled (`scaled_profile`):
 from __future__ import annotations
 
 import copy
+import functools
+import json
 import math
+from pathlib import Path
 
 # The most a scale model shrinks a node: past this, a core's share of a disk is below what the loop and FUSE path
 # resolve in time (a 7200 rpm drive's 4 ms rotational wait times 1024 is 4 s).
@@ -33,8 +36,39 @@ CACHE_BYTES = ("write-cache",)
 CAPS = ("read_bps", "write_bps", "read_iops", "write_iops")
 
 
+# The papers' nodes, by name (spillway_node.reference: <name>); the file resolves from this module's own place, also
+# when the storage role loads it through its link.
+CATALOG = Path(__file__).resolve().parents[1] / "inventories" / "reference-nodes.json"
+CATALOG_MAX_BYTES = 1 << 20
+
+
 class ScaleModelError(ValueError):
     """A reference node the scale model cannot stand for, the inventory field named with its fix."""
+
+
+@functools.cache
+def reference_nodes() -> dict[str, dict]:
+    """The catalog's nodes by name (inventories/reference-nodes.json)."""
+    with open(CATALOG, "rb") as stream:
+        text = stream.read(CATALOG_MAX_BYTES + 1)
+    if len(text) > CATALOG_MAX_BYTES:
+        raise ScaleModelError(f"{CATALOG}: over {CATALOG_MAX_BYTES} bytes: not read")
+    return json.loads(text)["nodes"]
+
+
+def resolve(reference) -> dict:
+    """A reference node as given (an object) or named from the catalog (a string)."""
+    if isinstance(reference, str):
+        nodes = reference_nodes()
+        if reference not in nodes:
+            raise ScaleModelError(f"spillway_node.reference: {reference[:60]!r} is no node of {CATALOG.name}. Fix: "
+                                  f"name one of {', '.join(sorted(nodes))}, or describe the node (name, source, "
+                                  "cores, disks)")
+        return {**copy.deepcopy(nodes[reference]), "catalog": reference}
+    if not isinstance(reference, dict):
+        raise ScaleModelError("spillway_node.reference must name a node of inventories/reference-nodes.json or "
+                              "describe one (name, source, cores, disks)")
+    return reference
 
 
 def _number(value, field: str, low: float, high: float) -> float:
@@ -105,6 +139,7 @@ def scaled_profiles(profiles: dict, node: dict, used=()) -> dict:
     reference = (node or {}).get("reference") if isinstance(node, dict) else None
     if not reference:
         return profiles
+    reference = resolve(reference)
     k = scale_factor(reference.get("cores"), node.get("cores"))
     shares = disk_shares(reference.get("disks"), k)
     unknown = sorted(set(shares) - set(profiles))
@@ -125,6 +160,7 @@ def description(node: dict) -> dict | None:
     reference = (node or {}).get("reference") if isinstance(node, dict) else None
     if not reference:
         return None
+    reference = resolve(reference)
     k = scale_factor(reference.get("cores"), node.get("cores"))
     return {"reference": copy.deepcopy(reference), "emulated_cores": float(node["cores"]),
             "k": float(f"{k:.6g}"), "disk_shares": {p: float(f"{s:.6g}") for p, s in disk_shares(

@@ -146,8 +146,10 @@ def _schema():
         profile_names = sorted(storage_profiles()["profiles"])
         backend = schema["properties"]["spillway_backends"]["additionalProperties"]
         backend["allOf"][0]["then"]["properties"]["profile"]["enum"] = profile_names
-        schema["properties"]["spillway_node"]["properties"]["reference"]["properties"]["disks"]["propertyNames"][
-            "enum"] = profile_names
+        reference = schema["$defs"]["reference_node"]["properties"]
+        reference["disks"]["propertyNames"]["enum"] = reference["drives"]["propertyNames"]["enum"] = profile_names
+        schema["properties"]["spillway_node"]["properties"]["reference"]["oneOf"][0]["enum"] = sorted(
+            scale_model.reference_nodes())
         releases = schema["properties"]["spillway_versions"]["properties"]
         releases["spark"]["items"]["enum"] = list(versions.spark_releases())
         releases["hadoop"]["enum"] = versions.hadoop_releases()
@@ -269,6 +271,13 @@ def load(name, check_overlaps=True):
 
     validator = jsonschema.Draft202012Validator(_schema())
     for error in sorted(validator.iter_errors(variables), key=lambda e: [str(p) for p in e.absolute_path]):
+        if error.validator == "oneOf" and error.context:
+            # a value meant as one of the forms: name what is wrong in the form it has (an object's missing field,
+            # not "not valid under any of the given schemas", nor that it is no string)
+            other_forms = {e.relative_schema_path[0] for e in error.context
+                           if e.validator == "type" and not e.relative_path}
+            in_its_form = [e for e in error.context if e.relative_schema_path[0] not in other_forms]
+            error = jsonschema.exceptions.best_match(in_its_form or error.context)
         top = str(error.absolute_path[0]) if error.absolute_path else None
         problems.append(f"{where(top)}: {_field(error)}: {error.message[:300]}")
 
