@@ -162,9 +162,33 @@ def description(node: dict) -> dict | None:
         return None
     reference = resolve(reference)
     k = scale_factor(reference.get("cores"), node.get("cores"))
-    return {"reference": copy.deepcopy(reference), "emulated_cores": float(node["cores"]),
-            "k": float(f"{k:.6g}"), "disk_shares": {p: float(f"{s:.6g}") for p, s in disk_shares(
-                reference.get("disks"), k).items()}}
+    described = {"reference": copy.deepcopy(reference), "emulated_cores": float(node["cores"]),
+                 "k": float(f"{k:.6g}"), "disk_shares": {p: float(f"{s:.6g}") for p, s in disk_shares(
+                     reference.get("disks"), k).items()}, "unscaled_ratios": unscaled_ratios(node, reference, k)}
+    return described
+
+
+def unscaled_ratios(node: dict, reference: dict, k: float) -> list[dict]:
+    """What the scale model does not scale yet and how far it is from a reference core's share: the node's memory
+    budget against the reference's memory over k (the data to memory ratio goes with it). Each: the resource, the
+    node's figure, the share, their ratio (1 = kept), and a sentence."""
+    ratios = []
+    if isinstance(reference.get("memory_gib"), (int, float)):
+        share = reference["memory_gib"] / k
+        has = node.get("memory_gib")
+        if isinstance(has, (int, float)) and not isinstance(has, bool):
+            ratio = has / share
+            said = (f"memory: this node's budget is {has:g} GiB, a {node['cores']:g}-core share of the reference's "
+                    f"{reference['memory_gib']:g} GiB is {share:.3g} GiB ({ratio:.2f}x: a workload's data is "
+                    f"{1 / ratio:.2f}x as large against memory as on the reference)")
+        else:
+            ratio = None
+            said = (f"memory: this node has no budget; a {node['cores']:g}-core share of the reference's "
+                    f"{reference['memory_gib']:g} GiB is {share:.3g} GiB (spillway_node.memory_gib sets it)")
+        ratios.append({"resource": "memory", "node": has if ratio is not None else None,
+                       "share": float(f"{share:.6g}"), "ratio": None if ratio is None else float(f"{ratio:.4g}"),
+                       "says": said})
+    return ratios
 
 
 class FilterModule:

@@ -65,7 +65,8 @@ def emulation_record(inventory, profiles, used):
                 f"{profile}: {share:g} of one" for profile, share in sorted(scaled["disk_shares"].items()))
             + "; the HDD model's time dilated, a capped profile's caps scaled; docs/cluster.md, \"Scale-model "
             "nodes\"). It preserves the balance of CPU and disk per core, not a reference core's speed; memory, "
-            "network and the workloads' data are not scaled yet (issue 43).")
+            "network and the workloads' data are not scaled yet (issue 43)"
+            + "".join(f"; {ratio['says']}" for ratio in scaled["unscaled_ratios"]) + ".")
     if budget:
         record["node_budget"] = dict(budget)
         given = " and ".join(part for part in (

@@ -67,3 +67,15 @@ def test_the_storage_role_loads_the_same_filter():
     link = INVENTORIES.parent / "playbooks/roles/storage/filter_plugins/scale_model.py"
     assert link.is_symlink() and link.resolve() == (INVENTORIES.parent / "scale_model/__init__.py").resolve()
     assert scale_model.FilterModule().filters()["spillway_scaled_profiles"] is scale_model.scaled_profiles
+
+
+def test_the_memory_a_scale_model_does_not_scale_yet_is_stated_against_a_reference_cores_share():
+    gatk4 = {"memory_gib": 5, "cores": 2, "reference": "gatk4-io-model"}     # 128 GiB over k = 18: 7.11 GiB
+    [memory] = scale_model.description(gatk4)["unscaled_ratios"]
+    assert memory["share"] == pytest.approx(128 / 18, rel=1e-5) and memory["ratio"] == pytest.approx(5 / (128 / 18),
+                                                                                                     rel=1e-3)
+    assert memory["says"] == ("memory: this node's budget is 5 GiB, a 2-core share of the reference's 128 GiB is "
+                              "7.11 GiB (0.70x: a workload's data is 1.42x as large against memory as on the reference)")
+    unbudgeted = scale_model.description({"cores": 2, "reference": "gatk4-io-model"})["unscaled_ratios"][0]
+    assert unbudgeted["ratio"] is None and "no budget" in unbudgeted["says"]
+    assert scale_model.description(NODE)["unscaled_ratios"] == []         # a reference without a memory figure
