@@ -63,8 +63,8 @@ help: ## Show the targets and their variables
 	@echo "               [PARAMS='rows=1000 tpch.scale_factor=1'] [CORES=1,2] [PLACEMENT=matrix BACKENDS=hdd,ssd]"
 	@echo "               [VERSIONS='spark=3.5.6,4.2.0']  Spark releases swept (each in the inventory's spillway_versions)"
 	@echo "  make bench    RESUME=<run-id>  finish an interrupted or failed run: only its unfinished workload runs, same plan"
-	@echo "  make report   [RUN=<run-id>|latest]"
-	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\"  the same workloads on other backends/placements, side by side"
+	@echo "  make report   [RUN=<run-id>|latest] [THRESHOLDS=<json file>]  the rules' thresholds from a file (docs/findings.md)"
+	@echo "  make compare  RUNS=\"<run-id> <run-id> ...\" [THRESHOLDS=<json file>]  the same workloads on other backends/placements, side by side"
 	@echo "  make predict  RUN=<run-id> TO=<backend>|'hdfs=a,local=b' [CORES=P] [NODES=N] [FIO=<run-id>]  I/O-aware model"
 	@echo "               prediction per stage (FIO: a run whose fio sweep gives the target's bandwidth)"
 	@echo "  make validate-model [CLUSTER=tiers] [DRY_RUN=1] [MIN_STAGE_S=1]  profile, predict hdd/ssd/nvme, measure, print the errors"
@@ -142,12 +142,13 @@ workloads: venv ## list the workloads and what each scale profile means
 	@$(PY) -m spillway workloads
 
 report: venv
-	@$(PY) -m analysis report $(call shq,$(RUN))
+	@$(PY) -m analysis report $(call shq,$(RUN)) $(if $(THRESHOLDS),--thresholds=$(call shq,$(THRESHOLDS)))
 
 compare: venv ## one page comparing runs (backends, placements, cores): RUNS="<id> <id> ..." [BASELINE=<id> MAX_SLOWDOWN=5%]
 	@test -n $(call shq,$(RUNS)) || { echo 'error: RUNS="<run-id> <run-id> ..." is required (see results/)' >&2; exit 2; }
 	@$(PY) -m analysis compare $(foreach run,$(RUNS),$(call shq,$(run))) \
-		$(if $(BASELINE),--baseline=$(call shq,$(BASELINE))) $(if $(MAX_SLOWDOWN),--max-slowdown=$(call shq,$(MAX_SLOWDOWN)))
+		$(if $(BASELINE),--baseline=$(call shq,$(BASELINE))) $(if $(MAX_SLOWDOWN),--max-slowdown=$(call shq,$(MAX_SLOWDOWN))) \
+		$(if $(THRESHOLDS),--thresholds=$(call shq,$(THRESHOLDS)))
 
 predict: venv ## I/O-aware model: fit on RUN, predict TO (docs/models.md)
 	@test -n $(call shq,$(TO)) || { echo "error: TO=<backend> or TO='hdfs=<backend>,local=<backend>' is required" >&2; exit 2; }

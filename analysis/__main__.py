@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     report = sub.add_parser("report", help="write report.html in the run directory (tables first if missing)")
     report.add_argument("run", nargs="?", default="latest", help="run directory, run id, or `latest` (default)")
     report.add_argument("--rebuild-tables", action="store_true", help="re-parse raw/ even if tables exist")
+    report.add_argument("--thresholds", type=Path, help="the rules' thresholds from a JSON file, {rule: {threshold: "
+                        "number}} (docs/findings.md, \"Thresholds from a file\")")
     stages = sub.add_parser("stages", help="CSV of Spark stage attempts of an event log (file or folder); "
                                                 "columns in docs/tables.md, exit 2 if it is no event log")
     stages.add_argument("path", type=Path)
@@ -35,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
                                             "added to the runs if not among them)")
     compare.add_argument("--max-slowdown", help="regression gate: the significant slowdown allowed, `5%%` (make's "
                                                 "MAX_SLOWDOWN); exit 1 on a significant slowdown beyond it")
+    compare.add_argument("--thresholds", type=Path, help="the rules' thresholds from a JSON file (as for report)")
     predict = sub.add_parser("predict", help="I/O-aware model: fit on the run's configurations, predict stage times "
                                              "on another backend/placement/cores/nodes (docs/models.md)")
     predict.add_argument("run", help="run directory, run id under results/, or `latest`")
@@ -57,14 +60,23 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "report":
             from .report_page import write_report
             from .tables import write_tables
+            from .findings.rules import RULES
+            from .findings.thresholds import ThresholdError, load
+            try:
+                if args.thresholds is not None:
+                    load(args.thresholds, RULES)   # refused before the run is read or anything written
+            except ThresholdError as error:
+                print(f"analysis report: {error}", file=sys.stderr)
+                return 2
             run_dir = resolve_run_dir(args.run)
             if args.rebuild_tables:
                 write_tables(run_dir)
-            print(write_report(run_dir))
+            print(write_report(run_dir, args.thresholds))
         elif args.command == "compare":
             from .compare_page import CompareError, compare_runs
             try:
-                written = compare_runs(args.runs, args.out, args.noise_pct, args.baseline, args.max_slowdown)
+                written = compare_runs(args.runs, args.out, args.noise_pct, args.baseline, args.max_slowdown,
+                                       args.thresholds)
             except CompareError as error:
                 print(f"analysis compare: {error}", file=sys.stderr)
                 return 2

@@ -18,6 +18,7 @@ from .across_runs.runs import Run, key_by_effective_parameters, label_runs, plac
 from .across_runs.times import stage_times, workload_times
 from .across_runs.volumes import shuffle_per_application, throughput_table
 from .formatting import number, now_utc
+from .findings import thresholds
 from .findings.rules import RULES, run_time
 from .models import sensitivity
 from .models.iomodel.bandwidths import bandwidths_of
@@ -169,14 +170,17 @@ def overview_json(runs: list[Run]) -> dict:
 
 
 def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
-                     max_slowdown_pct: float | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
+                     max_slowdown_pct: float | None = None, thresholds_file: Path | None = None,
+                     overrides: dict | None = None) -> tuple[dict, dict[str, pd.DataFrame]]:
     """The page's context and the tables written next to it. `noise`: the host's run-to-run noise when measured
     (a calibration); else the statistics take the largest spread of the configurations the runs repeated.
-    `max_slowdown_pct`: the regression gate's allowance, when the gate was asked for (else no gate)."""
+    `max_slowdown_pct`: the regression gate's allowance, when the gate was asked for (else no gate). `overrides`:
+    the rules' thresholds read from `thresholds_file` (findings.thresholds)."""
     workloads, order = workload_times(runs, noise)
     stages = stage_times(runs, order, noise)
     noise = used_noise(workloads) or noise
-    statuses, found = run_time.evaluate_comparison(RULES, [(r.label, r.tables) for r in runs], workloads, noise)
+    statuses, found = run_time.evaluate_comparison(thresholds.apply(RULES, overrides or {}),
+                                                   [(r.label, r.tables) for r in runs], workloads, noise)
     series = fio_series(runs)
     ratios, fio_baseline = fio_ratios(series, runs)
     throughput = throughput_table(runs, order)
@@ -207,7 +211,8 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         "findings": findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
         "sensitivity": storage_sensitivity,
         "findings_json": findings_export.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
-                                          overview_json(runs), storage_sensitivity["json"]),
+                                          overview_json(runs), storage_sensitivity["json"],
+                                          thresholds.record(thresholds_file, overrides or {}, RULES)),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
@@ -291,7 +296,8 @@ def write_comparison(refs: list[str], out_dir: Path | None = None, noise_pct: fl
 
 
 def compare_runs(refs: list[str], out_dir: Path | None = None, noise_pct: float | None = None,
-                 baseline: str | None = None, max_slowdown: str | None = None) -> Comparison:
+                 baseline: str | None = None, max_slowdown: str | None = None,
+                 thresholds_file: Path | None = None) -> Comparison:
     """Write the comparison (write_comparison). `noise_pct`: the host's measured run-to-run noise (%), when known.
     `baseline`: the run every verdict is against (default: the first of `refs`). `max_slowdown` (`5%`) or
     `baseline` turn the regression gate on (no allowance given: 0 %): its verdicts go to tables/compare_gate, the
@@ -299,14 +305,15 @@ def compare_runs(refs: list[str], out_dir: Path | None = None, noise_pct: float 
     gated = baseline is not None or max_slowdown is not None
     try:
         max_slowdown_pct = gate.parse_max_slowdown(max_slowdown) if gated else None
-    except gate.GateError as error:
+        overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
+    except (gate.GateError, thresholds.ThresholdError) as error:
         raise CompareError(str(error)) from None
     runs = load_runs(with_baseline_first(refs, baseline))
     noise = None if noise_pct is None else statistics.Noise(float(noise_pct), "given: --noise-pct")
     out_dir = Path(out_dir) if out_dir else default_out_dir(runs)
     # A results/ folder is as writable as the runs in it: no file or folder written here follows a symlink.
     tables_dir = safeio.directory(safeio.directory(out_dir) / "tables")
-    context, tables = build_comparison(runs, noise, max_slowdown_pct)
+    context, tables = build_comparison(runs, noise, max_slowdown_pct, thresholds_file, overrides)
     for name, frame in tables.items():
         frame = frame.copy()
         for column in frame.columns:

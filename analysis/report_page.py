@@ -8,7 +8,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import access_patterns, devices, fio_limits, metrics, safeio, statistics
-from .findings import engine
+from .findings import engine, thresholds
 from .findings.rules import RULES
 from .formatting import format_bytes, now_utc, number, rate, utc
 from .hibench import hibench_report
@@ -208,10 +208,11 @@ def _sensitivity(run_dir: Path, tables: dict[str, pd.DataFrame], configs: list[C
     return storage_sensitivity_section(_page(run_dir), storage_sensitivity)
 
 
-def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict, list[dict], pd.DataFrame]:
+def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise,
+              rules=RULES) -> tuple[dict, list[dict], pd.DataFrame]:
     """The rule set over the run's tables; a rule that fails must not cost the report (shown in the section)."""
     try:
-        statuses, table = engine.evaluate(RULES, tables, noise)
+        statuses, table = engine.evaluate(rules, tables, noise)
     except Exception as error:  # noqa: BLE001 - shown in the section instead
         note = section_failed(f"report of {run_id}", "the findings", error)
         empty = pd.DataFrame(columns=engine.COLUMNS)
@@ -219,7 +220,11 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise) -> tuple[dict
     return findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
 
-def build_context(run_dir: Path) -> dict:
+def build_context(run_dir: Path, thresholds_file: Path | None = None) -> dict:
+    """The page's context; `thresholds_file`: the rules' thresholds from a file (findings.thresholds), checked before
+    anything is read."""
+    overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
+    rules = thresholds.apply(RULES, overrides)
     manifest = load_manifest(run_dir)
     tables = read_tables(run_dir)
     run_id = manifest.get("run_id") or Path(run_dir).name
@@ -241,13 +246,14 @@ def build_context(run_dir: Path) -> dict:
     cores, per_stage_and_cores = cores_rows(by_cores)
     by_placement = metrics.run_time_by_placement(tables["workloads"])
     noise = statistics.noise_from_repetitions(by_placement, "this run's workloads")
-    section, statuses, found = _findings(run_id, tables, noise)
+    section, statuses, found = _findings(run_id, tables, noise, rules)
     configs, bandwidths, configs_failed = _model_inputs(run_dir, run_id, manifest, tables)
     return {
         "overview": _overview(run_dir, run_id, tables, configs, bandwidths),
         "io_patterns": _io_patterns(run_dir, tables, spans, backends, run_id),
         "sensitivity": _sensitivity(run_dir, tables, configs, bandwidths),
         "findings": section, "findings_statuses": statuses, "findings_table": found, "noise": noise,
+        "thresholds": thresholds.record(thresholds_file, overrides, RULES),
         "run_id": run_id, "run_dir": str(run_dir), "manifest": manifest,
         "generated_at": now_utc(),
         "facts": [("cluster", manifest.get("cluster", "missing")), ("status", manifest.get("status", "missing")),
@@ -286,11 +292,12 @@ def render(context: dict) -> str:
     return render_page("report.html.j2", context)
 
 
-def write_report(run_dir: Path) -> Path:
+def write_report(run_dir: Path, thresholds_file: Path | None = None) -> Path:
     """Render report.html into the run directory and return its path. Written anew and renamed into place
-    (analysis.safeio): a symlink planted as report.html is replaced, never written through."""
+    (analysis.safeio): a symlink planted as report.html is replaced, never written through. `thresholds_file`: the
+    rules' thresholds from a file (analysis/findings/thresholds.py), read before the run is."""
     with safeio.confined(run_dir):
-        context = build_context(Path(run_dir))
+        context = build_context(Path(run_dir), thresholds_file)
         page = render(context)
     write_findings(Path(run_dir), context)
     if not context["hibench"]["error"]:
@@ -305,5 +312,5 @@ def write_findings(run_dir: Path, context: dict) -> tuple[Path, Path]:
     with safeio.replacing(table_path) as handle:
         context["findings_table"].to_parquet(handle, index=False)
     text = findings_export.as_json(context["run_id"], context["findings_statuses"], context["findings_table"], context["noise"],
-                            context["overview"]["json"], context["sensitivity"]["json"])
+                            context["overview"]["json"], context["sensitivity"]["json"], context["thresholds"])
     return safeio.write_text(run_dir / FINDINGS, text), table_path

@@ -7,6 +7,8 @@ from typing import Iterable, Sequence
 
 import pandas as pd
 
+import run_protocol
+
 from ... import metrics, statistics
 from ...formatting import number
 from ..engine import COLUMNS, FIRED, NO_DATA, QUIET, Finding, Inputs, Rule, evaluate, finding_rows, rule, status
@@ -19,7 +21,8 @@ def storage_sensitive(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 @rule("cannot-tell", needs=(("workloads", "run_s"),))
 def cannot_tell(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    return [f for f in time_differences(inputs) if f.rule == "cannot-tell"]
+    return [f for f in time_differences(inputs)
+            if f.rule == "cannot-tell" and f.values["fewest_runs"] < limits["runs_min"]]
 
 
 def placement_label(row) -> str:
@@ -51,12 +54,12 @@ def time_differences(inputs: Inputs) -> list[Finding]:
                                  {"ratio": result.ratio, "ci_low": result.low, "ci_high": result.high}))
         if unknown:
             runs = sorted({int(r["runs"]) for _, r, _ in unknown} | {int(fastest["runs"])})
-            spread_pct = (group["median"].max() / group["median"].min() - 1) * 100
+            spread_pct = run_protocol.spread_pct(group["median"].tolist())
             found.append(Finding("cannot-tell", name, f"{len(group)} configurations",
                                  f"{len(group)} configurations with {'/'.join(map(str, runs))} run(s) each differ by up "
                                  f"to {number(spread_pct, '%', 0)} ({number(group['median'].min(), 's', 1)}-"
                                  f"{number(group['median'].max(), 's', 1)}); {unknown[0][2].reason}",
-                                 {"configurations": len(group), "spread_pct": spread_pct}))
+                                 {"configurations": len(group), "spread_pct": spread_pct, "fewest_runs": runs[0]}))
     return found
 
 
@@ -90,7 +93,9 @@ def comparison_differences(table: pd.DataFrame) -> list[Finding]:
                                  f"{base['configuration']}: speedups "
                                  f"{', '.join(number(v, 'x', 2) for v in unknown['speedup_vs_baseline'])}; "
                                  f"{unknown.iloc[0]['verdict_reason']}",
-                                 {"configurations": int(len(unknown))}))
+                                 {"configurations": int(len(unknown)),
+                                  "fewest_runs": int(min(unknown["runs"].min(), base["runs"])) if "runs" in group
+                                  else 1}))
     return found
 
 
@@ -114,7 +119,8 @@ def evaluate_comparison(rules: Sequence[Rule], runs: list[tuple[str, dict[str, p
     time = comparison_differences(workload_table)
     by_id = {r.id: r for r in rules}
     for rule_id in TIME_RULES:
-        mine = [f for f in time if f.rule == rule_id]
+        mine = [f for f in time if f.rule == rule_id and (
+            rule_id != cannot_tell.id or f.values["fewest_runs"] < by_id[rule_id].thresholds["runs_min"])]
         per_rule[rule_id] = status(by_id[rule_id], FIRED if mine else QUIET, len(mine))
         frames.append(pd.DataFrame(finding_rows(by_id[rule_id], mine), columns=COLUMNS).assign(run=""))
     statuses = [per_rule[r.id] for r in rules if r.id in per_rule]
