@@ -220,10 +220,9 @@ def _findings(run_id: str, tables: dict[str, pd.DataFrame], noise,
     return findings_context(statuses, table, noise, f"{FINDINGS}, {TABLES}/{FINDINGS_TABLE}"), statuses, table
 
 
-def build_context(run_dir: Path, thresholds_file: Path | None = None) -> dict:
-    """The page's context; `thresholds_file`: the rules' thresholds from a file (findings.thresholds), checked before
-    anything is read."""
-    overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
+def build_context(run_dir: Path, thresholds_file: Path | None = None, overrides: dict | None = None) -> dict:
+    """The page's context; `overrides`: the rules' thresholds read from `thresholds_file` (findings.thresholds)."""
+    overrides = overrides or {}
     rules = thresholds.apply(RULES, overrides)
     manifest = load_manifest(run_dir)
     tables = read_tables(run_dir)
@@ -296,8 +295,10 @@ def write_report(run_dir: Path, thresholds_file: Path | None = None) -> Path:
     """Render report.html into the run directory and return its path. Written anew and renamed into place
     (analysis.safeio): a symlink planted as report.html is replaced, never written through. `thresholds_file`: the
     rules' thresholds from a file (analysis/findings/thresholds.py), read before the run is."""
+    # read before the run is, and outside it (safeio.confined reads inside the run directory only)
+    overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
     with safeio.confined(run_dir):
-        context = build_context(Path(run_dir), thresholds_file)
+        context = build_context(Path(run_dir), thresholds_file, overrides)
         page = render(context)
     write_findings(Path(run_dir), context)
     if not context["hibench"]["error"]:

@@ -43,6 +43,7 @@ SIZE_CAPS = {
     "node-budget": 1 * MiB,        # node-budget.start/.stop
     "prometheus": 2 * GiB,         # raw/prometheus/<workload-id>.json
     "note": 1 * MiB,               # collector-error.txt, collector-notes.txt, nothing-here.txt
+    "thresholds": 1 * MiB,         # a thresholds file given to make report/compare (analysis/findings/thresholds.py)
     # logs/<workload-id>.<step>.log: Ansible's output of one workload step, KBs (a failed command adds the last 25
     # lines of its output per host); the rest is room for a verbose run on a large cluster
     "step-log": 256 * MiB,

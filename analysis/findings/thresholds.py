@@ -15,14 +15,13 @@ import dataclasses
 import difflib
 import json
 import math
-import os
-import stat
 from pathlib import Path
 from typing import Sequence
 
+from .. import safeio
 from .engine import Rule
 
-MAX_BYTES = 1 << 20
+MAX_BYTES = safeio.SIZE_CAPS["thresholds"]
 MAX_VALUE = 1e15
 
 
@@ -31,23 +30,16 @@ class ThresholdError(ValueError):
 
 
 def _read(path: Path) -> str:
-    """The file named on the command line (the user's choice: a link there is followed), a regular file of at most
-    MAX_BYTES, opened without blocking on a FIFO."""
+    """The file named on the command line (the user's choice: a link there is followed to what it names, which
+    analysis.safeio then reads as any source: a regular file within its cap, a FIFO never waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    except OSError as error:
-        raise ThresholdError(f"thresholds file {path}: {error.strerror}") from None
-    with os.fdopen(fd, "rb") as stream:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise ThresholdError(f"thresholds file {path}: not a regular file")
-        if info.st_size > MAX_BYTES:
-            raise ThresholdError(f"thresholds file {path}: {info.st_size} bytes, over the {MAX_BYTES} bytes allowed")
-        data = stream.read(MAX_BYTES + 1)
-    try:
-        return data.decode("utf-8")
+        return safeio.read_text(Path(path).resolve(), "thresholds")
+    except safeio.Refused as error:
+        raise ThresholdError(f"thresholds file {error}") from None
     except UnicodeDecodeError:
         raise ThresholdError(f"thresholds file {path}: not UTF-8 text") from None
+    except OSError as error:
+        raise ThresholdError(f"thresholds file {path}: {error.strerror}") from None
 
 
 def _no_constants(name: str):

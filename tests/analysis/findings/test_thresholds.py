@@ -65,7 +65,7 @@ def test_a_file_that_is_no_regular_file_or_too_large_is_not_read(tmp_path):
         thresholds.load(fifo, RULES)
     big = tmp_path / "big.json"
     big.write_bytes(b" " * (thresholds.MAX_BYTES + 1))
-    with pytest.raises(thresholds.ThresholdError, match="over the 1048576 bytes allowed"):
+    with pytest.raises(thresholds.ThresholdError, match="over the 1 MiB cap for thresholds files: not read"):
         thresholds.load(big, RULES)
     with pytest.raises(thresholds.ThresholdError, match="No such file"):
         thresholds.load(tmp_path / "missing.json", RULES)
