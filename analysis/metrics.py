@@ -376,8 +376,9 @@ def shuffle_request_size_model(requests: pd.DataFrame, stages: pd.DataFrame, loc
     `local_devices`: (host, workload_id) -> device. NaN where that device saw no read; device_read_bytes
     (their sum) against shuffle_read_bytes tells how much of the shuffle came from the device rather
     than the page cache."""
-    columns = ["host", "workload_id", "stage", "num_tasks", "shuffle_read_bytes", "map_outputs", "parents_rule",
-               "expected_bytes", "device", "measured_reads", "measured_bytes", "device_read_bytes", "ratio"]
+    columns = ["host", "workload_id", "stage", "stage_name", "num_tasks", "shuffle_read_bytes", "map_outputs",
+               "parents_rule", "expected_bytes", "device", "measured_reads", "measured_bytes", "device_read_bytes",
+               "ratio"]
     if stages.empty or "shuffle_read_bytes" not in stages:
         return pd.DataFrame(columns=columns)
     data = data_requests(requests)
@@ -395,7 +396,7 @@ def shuffle_request_size_model(requests: pd.DataFrame, stages: pd.DataFrame, loc
                        & (reads["issue_time_s"] <= end_ms / 1e3)]["bytes"]
         measured = during.mean() if len(during) else np.nan
         rows.append({"host": reader.host, "workload_id": reader.workload_id, "stage": stage_label(reader),
-                     "num_tasks": reader.num_tasks, "shuffle_read_bytes": reader.shuffle_read_bytes,
+                     "stage_name": reader.name, "num_tasks": reader.num_tasks, "shuffle_read_bytes": reader.shuffle_read_bytes,
                      "map_outputs": map_outputs, "parents_rule": rule if map_outputs else "no parent found",
                      "expected_bytes": expected, "device": device, "measured_reads": len(during),
                      "measured_bytes": measured, "device_read_bytes": during.sum(),

@@ -22,7 +22,7 @@ import yaml
 from .. import devices, metrics, statistics
 
 FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"
-COLUMNS = ["rule", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
+COLUMNS = ["rule", "key", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,12 @@ class Finding:
     evidence: str         # words and numbers with units
     values: dict          # the numbers the evidence quotes (units in the keys)
     host: str = ""
+    # where, as the key names it (finding_key): (kind, value) pairs that stay the same from run to run: a host and
+    # backend, never a loop device's number; a stage's name and rank, never its id or its application's id
+    place: tuple = ()
+    # the workload part of the key when the finding is about a workload across configurations (else it is the
+    # configuration of `workload_id`, without the repetition)
+    workload_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,7 +128,7 @@ def evaluate(rules: Sequence[Rule], tables: dict[str, pd.DataFrame],
             continue
         found = list(r.check(inputs, r.thresholds))
         statuses.append(status(r, FIRED if found else QUIET, len(found)))
-        rows += finding_rows(r, found)
+        rows += finding_rows(r, found, inputs.table("workloads"))
     return statuses, pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -132,11 +138,38 @@ def status(r: Rule, state: str, findings: int, why: str = "") -> dict:
             "status": state, "findings": findings, "why": why}
 
 
-def finding_rows(r: Rule, found: list[Finding]) -> list[dict]:
+def finding_rows(r: Rule, found: list[Finding], workloads: pd.DataFrame | None = None) -> list[dict]:
     """The rows (COLUMNS) of rule `r`'s findings; `values` as strict JSON."""
-    return [{"rule": r.id, "title": r.title, "workload_id": f.workload_id, "host": f.host, "subject": f.subject,
-             "evidence": f.evidence, "action": r.action, "values": json.dumps(_finite(f.values), sort_keys=True)}
+    return [{"rule": r.id, "key": finding_key(r.id, f, workloads), "title": r.title, "workload_id": f.workload_id,
+             "host": f.host, "subject": f.subject, "evidence": f.evidence, "action": r.action,
+             "values": json.dumps(_finite(f.values), sort_keys=True)}
             for f in found]
+
+
+def configuration_key(workload_id: str, workloads: pd.DataFrame | None) -> str:
+    """A workload run's configuration, as the key names it: the workload and its sweep point, where HDFS and the
+    local dirs were and the executor cores (`terasort engine=spark @ hdfs=hdd local=ssd`): the same for every
+    repetition and every run of it; the workload run id itself when the run's table does not list it."""
+    if workloads is None or workloads.empty or "workload_id" not in workloads:
+        return workload_id
+    rows = workloads[workloads["workload_id"] == workload_id]
+    if rows.empty:
+        return workload_id
+    row = rows.iloc[0]
+    sweep = row.get("sweep")
+    cores = row.get("executor_cores")
+    return (f"{row.get('workload', workload_id)}{' ' + sweep if isinstance(sweep, str) and sweep else ''} @ "
+            f"hdfs={row.get('placement_hdfs')} local={row.get('placement_local')}"
+            f"{'' if cores is None or pd.isna(cores) else f' P={int(cores)}'}")
+
+
+def finding_key(rule_id: str, finding: Finding, workloads: pd.DataFrame | None = None) -> str:
+    """What a script or a CI gate follows a finding by across runs and versions: the rule, the workload (its
+    configuration), and where (the finding's place): `spill | terasort engine=spark @ hdfs=hdd local=ssd`,
+    `device-saturated | fio-sweep @ hdfs=hdd local=ssd | device=localhost:ssd`. Repetitions of a configuration share
+    their findings' keys."""
+    workload = finding.workload_key or configuration_key(finding.workload_id, workloads)
+    return " | ".join([rule_id, workload, *(f"{kind}={value}" for kind, value in finding.place)])
 
 
 def _has(inputs: Inputs, needs: tuple) -> bool:

@@ -26,5 +26,6 @@ def imbalance(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"{number(ratio, 'x', 2)} the mean of the {len(group)} {backend} devices "
                       f"({format_bytes(moved.mean())})",
                       {"max_bytes": float(moved.max()), "mean_bytes": float(moved.mean()),
-                       "max_over_mean": float(ratio), "devices": len(group)}, str(top["host"]))
+                       "max_over_mean": float(ratio), "devices": len(group)}, str(top["host"]),
+                      place=(("backend", str(backend)),))
 

@@ -51,7 +51,10 @@ def time_differences(inputs: Inputs) -> list[Finding]:
         name = f"{workload}{' ' + sweep if isinstance(sweep, str) and sweep else ''}"
         for text, result in differ:
             found.append(Finding("storage-sensitive", name, placement_label(fastest), text,
-                                 {"ratio": result.ratio, "ci_low": result.low, "ci_high": result.high}))
+                                 {"ratio": result.ratio, "ci_low": result.low, "ci_high": result.high},
+                                 place=(("fastest", placement_label(fastest)),
+                                        ("against", text.split(" vs ", 1)[1].rsplit(" ", 2)[0])),
+                                 workload_key=name))
         if unknown:
             runs = sorted({int(r["runs"]) for _, r, _ in unknown} | {int(fastest["runs"])})
             spread_pct = run_protocol.spread_pct(group["median"].tolist())
@@ -59,7 +62,8 @@ def time_differences(inputs: Inputs) -> list[Finding]:
                                  f"{len(group)} configurations with {'/'.join(map(str, runs))} run(s) each differ by up "
                                  f"to {number(spread_pct, '%', 0)} ({number(group['median'].min(), 's', 1)}-"
                                  f"{number(group['median'].max(), 's', 1)}); {unknown[0][2].reason}",
-                                 {"configurations": len(group), "spread_pct": spread_pct, "fewest_runs": runs[0]}))
+                                 {"configurations": len(group), "spread_pct": spread_pct, "fewest_runs": runs[0]},
+                                 workload_key=name))
     return found
 
 
@@ -86,7 +90,9 @@ def comparison_differences(table: pd.DataFrame) -> list[Finding]:
                                  f"{base['configuration']} {number(base['median_s'], 's', 1)}: "
                                  f"{number(row['speedup_vs_baseline'], 'x', 2)} {row['verdict']} ({row['verdict_reason']})",
                                  {"speedup": float(row["speedup_vs_baseline"]), "ci_low": float(row["speedup_ci_low"]),
-                                  "ci_high": float(row["speedup_ci_high"])}))
+                                  "ci_high": float(row["speedup_ci_high"])},
+                                 place=(("baseline", str(base["configuration"])), ("against", str(row["configuration"]))),
+                                 workload_key=name))
         if not unknown.empty:
             found.append(Finding("cannot-tell", name, f"{len(unknown)} configurations",
                                  f"{', '.join(map(str, unknown['configuration']))} against the baseline "
@@ -95,7 +101,8 @@ def comparison_differences(table: pd.DataFrame) -> list[Finding]:
                                  f"{unknown.iloc[0]['verdict_reason']}",
                                  {"configurations": int(len(unknown)),
                                   "fewest_runs": int(min(unknown["runs"].min(), base["runs"])) if "runs" in group
-                                  else 1}))
+                                  else 1},
+                                 place=(("baseline", str(base["configuration"])),), workload_key=name))
     return found
 
 

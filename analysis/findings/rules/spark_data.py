@@ -39,6 +39,9 @@ def small_shuffle_reads(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     local = devices.local_devices(inputs.table("workloads"), inputs.table("devices"))
     model = metrics.shuffle_request_size_model(inputs.table("block_requests"), stages, local)
     rotational = inputs.rotational()
+    backend_of = inputs.backend_devices()
+    if not model.empty:   # the rank among the workload run's shuffle readers of that name: no stage or app id
+        model = model.assign(rank=model.groupby(["workload_id", "host", "stage_name"], dropna=False).cumcount() + 1)
     for r in model.to_dict("records"):
         spinning = rotational.get((r["host"], r["device"]))
         if spinning is None or pd.isna(spinning) or not bool(spinning) or r["measured_reads"] < limits["reads_min"] \
@@ -49,5 +52,7 @@ def small_shuffle_reads(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"on average from {r['device']} (rotational) for {format_bytes(r['shuffle_read_bytes'])} of "
                       f"shuffle (expected block per map output {format_bytes(r['expected_bytes'])})",
                       {"reads": int(r["measured_reads"]), "mean_read_bytes": float(r["measured_bytes"]),
-                       "expected_bytes": float(r["expected_bytes"])}, r["host"])
+                       "expected_bytes": float(r["expected_bytes"])}, r["host"],
+                      place=(("stage", f"{r['stage_name']} #{r['rank']}"),
+                             ("device", f"{r['host']}:{backend_of.get((r['host'], r['device']), r['device'])}")))
 

@@ -35,7 +35,9 @@ def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
         yield Finding("page-cache", workload_id, names,
                       f"the applications read {format_bytes(read)}; the backends' devices ({names}) read "
                       f"{format_bytes(served)}, {number(share, '%', 1)} of it",
-                      {"app_read_bytes": read, "device_read_bytes": served, "device_share_pct": share})
+                      {"app_read_bytes": read, "device_read_bytes": served, "device_share_pct": share},
+                      place=(("devices", ",".join(sorted({f"{h}:{b}" for h, b in zip(on_devices["host"],
+                                                                                        on_devices["backend"])}))),))
 
 
 # ---------------------------------------------------------------- CPU-bound stages
@@ -72,7 +74,9 @@ def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"{number(long['share_pct'].median(), '%', 0)} of its workload run's stage time",
                       {"cpu_share_min_pct": float(same["cpu_pct"].min()), "configurations": len(same),
                        "stage_s": float(long["duration_s"].median()),
-                       "stage_share_pct": float(long["share_pct"].median())})
+                       "stage_share_pct": float(long["share_pct"].median())},
+                      place=(("stage", f"app {first['app']} {first['name']} #{int(first['ordinal']) + 1}"),),
+                      workload_key=str(first["workload"]))
 
 
 # ---------------------------------------------------------------- saturated devices
@@ -95,7 +99,7 @@ def device_saturated(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"{rate((busy['read_bytes_per_s'] + busy['write_bytes_per_s']).mean())}",
                       {"saturated_s": int(len(busy)), "queue_mean": float(busy["aqu_sz"].mean()),
                        "r_await_ms": float(busy["r_await_ms"].mean()), "w_await_ms": float(busy["w_await_ms"].mean()),
-                       "iops": float(iops)}, host)
+                       "iops": float(iops)}, host, place=(("device", f"{host}:{backend}"),))
 
 
 # ---------------------------------------------------------------- what fio says the device can do
@@ -122,7 +126,7 @@ def device_underused(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"{subject} on {host}: at most {number(peak, '%', 1)} of what it can do at the request "
                       f"sizes it served ({source}); {format_bytes(moved)} moved, peak "
                       f"{rate((samples['read_bytes_per_s'] + samples['write_bytes_per_s']).max())}",
-                      {"peak_use_pct": peak, "moved_bytes": moved}, host)
+                      {"peak_use_pct": peak, "moved_bytes": moved}, host, place=(("device", f"{host}:{backend}"),))
 
 
 def _capacity_use(samples: pd.DataFrame, bandwidths: Bandwidths, profile: str) -> tuple[np.ndarray, str]:
