@@ -18,7 +18,7 @@ from .across_runs.runs import Run, key_by_effective_parameters, label_runs, plac
 from .across_runs.times import stage_times, workload_times
 from .across_runs.volumes import shuffle_per_application, throughput_table
 from .formatting import number, now_utc
-from .findings import thresholds
+from .findings import diff as findings_diff, thresholds
 from .findings.rules import RULES, run_time
 from .models import sensitivity
 from .models.iomodel.bandwidths import bandwidths_of
@@ -181,6 +181,7 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     noise = used_noise(workloads) or noise
     statuses, found = run_time.evaluate_comparison(thresholds.apply(RULES, overrides or {}),
                                                    [(r.label, r.tables) for r in runs], workloads, noise)
+    against_baseline = findings_diff.findings_diff(found, runs[0].label, [r.label for r in runs[1:]])
     series = fio_series(runs)
     ratios, fio_baseline = fio_ratios(series, runs)
     throughput = throughput_table(runs, order)
@@ -198,7 +199,8 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
         if not stages.empty else stages
     tables = {"compare_workloads": workloads, "compare_stages": stages, "compare_fio": series,
               "compare_fio_ratio": ratios, "compare_throughput": throughput, "compare_shuffle": shuffle,
-              "compare_differences": differed, "compare_findings": found, "compare_access_sizes": sizes,
+              "compare_differences": differed, "compare_findings": found, "compare_findings_diff": against_baseline,
+              "compare_access_sizes": sizes,
               "compare_sequential": shares, "compare_heatmap": heatmap}
     if max_slowdown_pct is not None:
         tables["compare_gate"] = gate.verdicts(workloads, stages, max_slowdown_pct)
@@ -209,10 +211,12 @@ def build_comparison(runs: list[Run], noise: statistics.Noise | None = None,
     context = {
         "gate": gate_context(tables.get("compare_gate"), max_slowdown_pct),
         "findings": findings_context(statuses, found, noise, f"{FINDINGS}, tables/compare_findings.parquet"),
+        "findings_diff": {"baseline": runs[0].label, "rows": against_baseline.to_dict("records")},
         "sensitivity": storage_sensitivity,
         "findings_json": findings_export.as_json(" vs ".join(run_ids), statuses, found.drop(columns=["run"]), noise,
                                           overview_json(runs), storage_sensitivity["json"],
-                                          thresholds.record(thresholds_file, overrides or {}, RULES)),
+                                          thresholds.record(thresholds_file, overrides or {}, RULES),
+                                          against_baseline.to_dict("records")),
         "runs": [{"run_id": r.run_id, "label": r.label, "dir": str(r.run_dir), "cluster": r.manifest.get("cluster"),
                   "status": r.manifest.get("status"), "started": r.manifest.get("started_at"),
                   "placement": placement_text(r, (r.manifest.get("storage") or {}).get("placement") or {})}
@@ -330,4 +334,7 @@ def compare_runs(refs: list[str], out_dir: Path | None = None, noise_pct: float 
         return Comparison(html)
     table = tables["compare_gate"]
     baseline_name = runs[0].run_id if runs[0].label == runs[0].run_id else f"{runs[0].label} ({runs[0].run_id})"
-    return Comparison(html, table, gate_lines(table, baseline_name, max_slowdown_pct))
+    verdicts = gate_lines(table, baseline_name, max_slowdown_pct)
+    # the findings against the baseline before the gate's last line, its result, which stays the last
+    return Comparison(html, table, verdicts[:-1] + findings_diff.summary_lines(tables["compare_findings_diff"],
+                                                                               baseline_name) + verdicts[-1:])

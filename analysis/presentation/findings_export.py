@@ -95,17 +95,19 @@ def section(records: list[dict] | None = None, error: str = "") -> dict:
 
 def as_json(run_id: str, statuses: list[dict], table: pd.DataFrame, noise: statistics.Noise | None,
             overview: dict | None = None, storage_sensitivity: dict | None = None,
-            thresholds: dict | None = None) -> str:
+            thresholds: dict | None = None, against_baseline: list[dict] | None = None) -> str:
     """findings.json: the rules with their status (each with the thresholds it was judged by), then the findings
     (numbers with units in their keys), then the page's overview and storage sensitivity (`section`s of
     overview_records and sensitivity_records); `thresholds_file`: the file of thresholds given, each overridden one
-    beside the catalog's value (null: the catalog's thresholds throughout)."""
+    beside the catalog's value (null: the catalog's thresholds throughout); `against_baseline`: a comparison's
+    findings new and resolved against its baseline run (findings.diff; absent from a run's own findings.json)."""
     findings = [{**{k: v for k, v in row.items() if k != "values"}, "values": json.loads(row["values"])}
                 for row in table.to_dict("records")]
     return json.dumps({"run_id": run_id, "noise": asdict(noise) if noise else None, "statistics": statistics.METHOD,
                        "thresholds_file": thresholds, "rules": statuses, "findings": findings, "units": UNITS,
                        "overview": overview or section(error="not evaluated"),
-                       "sensitivity": storage_sensitivity or section(error="not evaluated")},
+                       "sensitivity": storage_sensitivity or section(error="not evaluated"),
+                       **({} if against_baseline is None else {"against_baseline": against_baseline})},
                       indent=2, sort_keys=False, default=_plain) + "\n"
 
 
