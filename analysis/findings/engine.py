@@ -22,7 +22,9 @@ import yaml
 from .. import devices, metrics, statistics
 
 FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"
-COLUMNS = ["rule", "key", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
+# Dr. Elephant's five severities; a finding is at least low (it fired), its rule's cut-points grade it higher
+LEVELS = ("none", "low", "moderate", "severe", "critical")
+COLUMNS = ["rule", "key", "level", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,7 @@ class Rule:
     action: str
     needs: tuple          # tables (name, column) the check reads; an empty or missing one: no data
     check: Callable[["Inputs", dict], Iterable[Finding]] = field(repr=False, compare=False)
+    levels: dict = field(default_factory=dict)   # measure (a key of a finding's values), cut_points, source
 
 
 # What each rule says (title, trigger, thresholds, action): text, kept once beside the checks, as docs/findings.md
@@ -69,7 +72,7 @@ def rule(rule_id: str, needs: tuple) -> Callable[[Callable], Rule]:
 
     def make(check: Callable) -> Rule:
         return Rule(id=rule_id, title=said["title"], trigger=said["trigger"], thresholds=said["thresholds"],
-                    action=said["action"], needs=needs, check=check)
+                    action=said["action"], needs=needs, check=check, levels=said["levels"])
     return make
 
 
@@ -134,13 +137,26 @@ def evaluate(rules: Sequence[Rule], tables: dict[str, pd.DataFrame],
 
 def status(r: Rule, state: str, findings: int, why: str = "") -> dict:
     """A rule's status row (findings.json's `rules`): the rule, whether it fired, how often, what it lacked."""
-    return {"rule": r.id, "title": r.title, "trigger": r.trigger, "thresholds": dict(r.thresholds), "action": r.action,
-            "status": state, "findings": findings, "why": why}
+    return {"rule": r.id, "title": r.title, "trigger": r.trigger, "thresholds": dict(r.thresholds),
+            "levels": dict(r.levels), "action": r.action, "status": state, "findings": findings, "why": why}
+
+
+def level(r: Rule, finding: Finding) -> str:
+    """The finding's severity: low, and a level more at each of its rule's cut-points its measure reaches (rising
+    cut-points: at or above; falling ones: at or below); low when the measure is missing."""
+    value = finding.values.get(r.levels.get("measure")) if r.levels else None
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return LEVELS[1]
+    cuts = list(r.levels["cut_points"])
+    rising = cuts[-1] >= cuts[0]
+    reached = sum(value >= c if rising else value <= c for c in cuts[1:])
+    return LEVELS[1 + reached]
 
 
 def finding_rows(r: Rule, found: list[Finding], workloads: pd.DataFrame | None = None) -> list[dict]:
     """The rows (COLUMNS) of rule `r`'s findings; `values` as strict JSON."""
-    return [{"rule": r.id, "key": finding_key(r.id, f, workloads), "title": r.title, "workload_id": f.workload_id,
+    return [{"rule": r.id, "key": finding_key(r.id, f, workloads), "level": level(r, f), "title": r.title,
+             "workload_id": f.workload_id,
              "host": f.host, "subject": f.subject, "evidence": f.evidence, "action": r.action,
              "values": json.dumps(_finite(f.values), sort_keys=True)}
             for f in found]

@@ -23,6 +23,9 @@ from .engine import Rule
 
 MAX_BYTES = safeio.SIZE_CAPS["thresholds"]
 MAX_VALUE = 1e15
+# Thresholds a file may not change, and why: a value the pages would show but the verdicts not follow
+FIXED = {("storage-sensitive", "confidence_pct"): "the time verdicts' confidence is the statistics' own, 95 % "
+                                                  "(docs/compare.md, \"How sure\"), for a run and a comparison alike"}
 
 
 class ThresholdError(ValueError):
@@ -76,6 +79,8 @@ def parse(text: str, rules: Sequence[Rule], where: str = "thresholds file") -> d
             if name not in known:
                 raise ThresholdError(f"{where}: {rule_id}.{str(name)[:80]}: no threshold of that rule; "
                                      f"{_did_you_mean(name, list(known))}its thresholds are {', '.join(known)}")
+            if (rule_id, name) in FIXED:
+                raise ThresholdError(f"{where}: {rule_id}.{name}: not set by a file: {FIXED[rule_id, name]}")
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
                     or not 0 <= value <= MAX_VALUE:
                 raise ThresholdError(f"{where}: {rule_id}.{name}: {json.dumps(value)[:80]} is no number from 0 to "

@@ -45,15 +45,15 @@ def time_differences(inputs: Inputs) -> list[Finding]:
             text = (f"{placement_label(fastest)} {number(fastest['median'], 's', 1)} vs {placement_label(row)} "
                     f"{number(row['median'], 's', 1)}: {number(result.ratio, 'x', 2)}")
             if result.significant:
-                differ.append((text + f" ({result.reason})", result))
+                differ.append((text + f" ({result.reason})", result, placement_label(row)))
             elif result.verdict == statistics.CANNOT_TELL:
                 unknown.append((placement_label(row), row, result))
         name = f"{workload}{' ' + sweep if isinstance(sweep, str) and sweep else ''}"
-        for text, result in differ:
+        for text, result, against in differ:
             found.append(Finding("storage-sensitive", name, placement_label(fastest), text,
-                                 {"ratio": result.ratio, "ci_low": result.low, "ci_high": result.high},
-                                 place=(("fastest", placement_label(fastest)),
-                                        ("against", text.split(" vs ", 1)[1].rsplit(" ", 2)[0])),
+                                 {"ratio": result.ratio, "ci_low": result.low, "ci_high": result.high,
+                                  "slowdown": _slowdown(result.ratio)},
+                                 place=(("fastest", placement_label(fastest)), ("against", against)),
                                  workload_key=name))
         if unknown:
             runs = sorted({int(r["runs"]) for _, r, _ in unknown} | {int(fastest["runs"])})
@@ -69,6 +69,11 @@ def time_differences(inputs: Inputs) -> list[Finding]:
 
 
 TIME_RULES = (storage_sensitive.id, cannot_tell.id)
+
+
+def _slowdown(ratio: float) -> float:
+    """The slower of two configurations against the faster, whichever way the ratio was taken (>= 1)."""
+    return max(ratio, 1 / ratio) if ratio and ratio > 0 else float("nan")
 
 
 def comparison_differences(table: pd.DataFrame) -> list[Finding]:
@@ -90,7 +95,8 @@ def comparison_differences(table: pd.DataFrame) -> list[Finding]:
                                  f"{base['configuration']} {number(base['median_s'], 's', 1)}: "
                                  f"{number(row['speedup_vs_baseline'], 'x', 2)} {row['verdict']} ({row['verdict_reason']})",
                                  {"speedup": float(row["speedup_vs_baseline"]), "ci_low": float(row["speedup_ci_low"]),
-                                  "ci_high": float(row["speedup_ci_high"])},
+                                  "ci_high": float(row["speedup_ci_high"]),
+                                  "slowdown": _slowdown(float(row["speedup_vs_baseline"]))},
                                  place=(("baseline", str(base["configuration"])), ("against", str(row["configuration"]))),
                                  workload_key=name))
         if not unknown.empty:

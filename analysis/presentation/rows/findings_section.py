@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from ... import statistics
+from ...findings.engine import LEVELS
 from ...formatting import number
 
 
@@ -16,11 +17,17 @@ def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) ->
         if status["status"] != "fired":
             continue
         mine = table[table["rule"] == status["rule"]]
-        lines = [{"where": f"{r['workload_id']}" + (f" · {r['run']}" if r.get("run") else ""), "evidence": r["evidence"]}
-                 for r in mine.to_dict("records")]
+        if "level" in mine:   # the most severe first, within the rule too
+            mine = mine.assign(rank=mine["level"].map(LEVELS.index)).sort_values("rank", ascending=False, kind="stable")
+        lines = [{"where": f"{r['workload_id']}" + (f" · {r['run']}" if r.get("run") else ""), "evidence": r["evidence"],
+                  "level": r.get("level", "")} for r in mine.to_dict("records")]
+        top = max((LEVELS.index(line["level"]) for line in lines if line["level"] in LEVELS), default=1)
         groups.append({"rule": status["rule"], "title": status["title"], "action": status["action"],
-                       "lines": lines[:shown], "more": lines[shown:]})
+                       "level": LEVELS[top], "lines": lines[:shown], "more": lines[shown:]})
+    groups.sort(key=lambda g: LEVELS.index(g["level"]), reverse=True)   # stable: the catalog's order within a level
+    counts = table["level"].value_counts() if "level" in table and not table.empty else pd.Series(dtype=int)
     return {"groups": groups,
+            "counts": [(name, int(counts.get(name, 0))) for name in reversed(LEVELS[1:]) if counts.get(name, 0)],
             "quiet": [s["rule"] for s in statuses if s["status"] == "did not fire"],
             "no_data": [f"{s['rule']} ({s['why']})" for s in statuses if s["status"] == "no data"]}
 

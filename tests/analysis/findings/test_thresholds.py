@@ -47,6 +47,7 @@ def test_a_raised_threshold_silences_the_finding_it_judged(matrix_tables):
     ('{"spill": {"spill_share_min_pct": -1}}', "-1 is no number from 0"),
     ('{"spill": {"spill_share_min_pct": 1e300}}', "is no number from 0 to 1e+15"),
     ('{"spill": {}}', "spill: must be an object of its thresholds"),
+    ('{"storage-sensitive": {"confidence_pct": 90}}', "confidence_pct: not set by a file: the time verdicts'"),
     ('["spill"]', "must be one JSON object of rule ids"),
     ("spill_share_min_pct = 40", "not JSON"),
 ])
