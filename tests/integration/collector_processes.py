@@ -34,14 +34,16 @@ class CollectorProcess:
     command: str
 
 
-def collector_program(argv: list[str]) -> tuple[str, str] | None:
+def collector_program(argv: list[str], roots: list[Path] | None = None) -> tuple[str, str] | None:
     """(collector, start or stop) when the command line runs a collector's program (itself, or through its
-    interpreter), None otherwise and for setpriv, which runs as root until it executes the program."""
+    interpreter), below one of `roots` when given (another checkout's collectors, a test's toy one, are not the
+    cluster's: make test of 2026-11-29 saw a toy collector of a test run beside it), None otherwise and for setpriv,
+    which runs as root until it executes the program."""
     if not argv or Path(argv[0]).name == "setpriv":
         return None
     for arg in argv:
         found = PROGRAM.search(arg)
-        if found:
+        if found and (roots is None or any(arg.startswith(f"{root}/") for root in roots)):
             return found.group(1), found.group(2)
     return None
 
@@ -107,7 +109,7 @@ class CollectorSampler(PeriodicSampler):
             if read is None:
                 continue
             argv, status = read
-            program = collector_program(argv)
+            program = collector_program(argv, self.roots)
             if program is None and pid in background:
                 program = background[pid], "background"
             if program is not None:
