@@ -24,7 +24,8 @@ from .. import devices, metrics, statistics
 FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"
 # Dr. Elephant's five severities; a finding is at least low (it fired), its rule's cut-points grade it higher
 LEVELS = ("none", "low", "moderate", "severe", "critical")
-COLUMNS = ["rule", "key", "level", "title", "workload_id", "host", "subject", "evidence", "action", "values"]
+COLUMNS = ["rule", "key", "level", "title", "workload_id", "host", "subject", "evidence", "action", "recommendation",
+           "values"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +42,9 @@ class Finding:
     # the workload part of the key when the finding is about a workload across configurations (else it is the
     # configuration of `workload_id`, without the repetition)
     workload_key: str = ""
+    # what to change, with the value the measurement suggests: a Spark or Hadoop property (`spark.executor.memory`
+    # = 2 GiB), an inventory field or a placement; empty when the rule's action says all there is
+    recommendation: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,7 +162,7 @@ def finding_rows(r: Rule, found: list[Finding], workloads: pd.DataFrame | None =
     return [{"rule": r.id, "key": finding_key(r.id, f, workloads), "level": level(r, f), "title": r.title,
              "workload_id": f.workload_id,
              "host": f.host, "subject": f.subject, "evidence": f.evidence, "action": r.action,
-             "values": json.dumps(_finite(f.values), sort_keys=True)}
+             "recommendation": f.recommendation, "values": json.dumps(_finite(f.values), sort_keys=True)}
             for f in found]
 
 

@@ -3,10 +3,14 @@ family's module is named here and every rule of it listed: a rule is evaluated b
 its module happened to be imported."""
 from __future__ import annotations
 
-from . import balance, run_time, spark_data, where_time_goes
+from . import balance, device_access, run_time, spark_config, spark_data, task_shape, task_time, where_time_goes
 
 RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.device_saturated,
          spark_data.spill, spark_data.small_shuffle_reads,
          balance.imbalance,
          where_time_goes.device_underused,
+         # task_time
+         # device_access
+         # task_shape
+         # spark_config
          run_time.storage_sensitive, run_time.cannot_tell)
