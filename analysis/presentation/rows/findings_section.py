@@ -6,7 +6,7 @@ import pandas as pd
 
 from ... import statistics
 from ...findings.engine import LEVELS
-from ...formatting import number
+from ...formatting import format_bytes, number
 
 
 def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) -> dict:
@@ -25,11 +25,28 @@ def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) ->
         groups.append({"rule": status["rule"], "title": status["title"], "action": status["action"],
                        "level": LEVELS[top], "lines": lines[:shown], "more": lines[shown:]})
     groups.sort(key=lambda g: LEVELS.index(g["level"]), reverse=True)   # stable: the catalog's order within a level
+    fired = [{"rule": g["rule"], "thresholds": thresholds_text(next(s for s in statuses if s["rule"] == g["rule"]))}
+             for g in groups]
     counts = table["level"].value_counts() if "level" in table and not table.empty else pd.Series(dtype=int)
-    return {"groups": groups,
+    return {"groups": groups, "fired_thresholds": fired,
             "counts": [(name, int(counts.get(name, 0))) for name in reversed(LEVELS[1:]) if counts.get(name, 0)],
             "quiet": [s["rule"] for s in statuses if s["status"] == "did not fire"],
             "no_data": [f"{s['rule']} ({s['why']})" for s in statuses if s["status"] == "no data"]}
+
+
+def thresholds_text(status: dict) -> str:
+    """A rule's thresholds as it was judged by (the catalog's, or a thresholds file's), each with the unit its name
+    ends with: `spill_share_min_pct = 25 %, spill_min_bytes = 1.0 MiB`."""
+    return ", ".join(f"{name} = {threshold_value(name, value)}" for name, value in status["thresholds"].items())
+
+
+def threshold_value(name: str, value) -> str:
+    if name.endswith("_bytes"):
+        return format_bytes(value)
+    for suffix, unit in (("_pct", "%"), ("_ms", "ms"), ("_s", "s")):
+        if name.endswith(suffix):
+            return number(value, unit, 2 if value != int(value) else 0)
+    return number(value, "", 2 if value != int(value) else 0)
 
 
 def noise_text(noise: statistics.Noise | None) -> str:

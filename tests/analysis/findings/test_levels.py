@@ -32,10 +32,23 @@ def test_every_rule_grades_a_value_its_findings_carry_with_four_ordered_cut_poin
 
 
 def test_the_section_counts_levels_and_puts_the_most_severe_rule_first():
-    statuses = [{"rule": r, "title": r, "action": "a", "status": "fired"} for r in ("page-cache", "spill")]
+    statuses = [{"rule": r, "title": r, "action": "a", "status": "fired", "thresholds": BY_ID[r].thresholds}
+                for r in ("page-cache", "spill")]
     table = pd.DataFrame({"rule": ["page-cache", "spill", "spill"], "level": ["low", "moderate", "critical"],
                           "workload_id": ["w1", "w2", "w3"], "evidence": ["e1", "e2", "e3"]})
     section = finding_groups(statuses, table)
     assert [g["rule"] for g in section["groups"]] == ["spill", "page-cache"]
     assert section["groups"][0]["level"] == "critical" and section["groups"][0]["lines"][0]["where"] == "w3"
     assert section["counts"] == [("critical", 1), ("moderate", 1), ("low", 1)]
+
+
+def test_the_thresholds_of_the_rules_that_fired_are_listed_with_their_units_as_judged():
+    spill = dict(BY_ID["spill"].thresholds, spill_share_min_pct=40.0)      # as a thresholds file set it
+    statuses = [{"rule": "spill", "title": "t", "action": "a", "status": "fired", "thresholds": spill},
+                {"rule": "imbalance", "title": "t", "action": "a", "status": "did not fire",
+                 "thresholds": BY_ID["imbalance"].thresholds}]
+    table = pd.DataFrame({"rule": ["spill"], "level": ["low"], "workload_id": ["w"], "evidence": ["e"]})
+    listed = finding_groups(statuses, table)["fired_thresholds"]
+    assert [t["rule"] for t in listed] == ["spill"]                             # only the rules that fired
+    assert "spill_share_min_pct = 40 %" in listed[0]["thresholds"]
+    assert "spill_min_bytes = 1.0 MiB" in listed[0]["thresholds"]
