@@ -62,16 +62,15 @@ def main(argv: list[str] | None = None) -> int:
             from .tables import write_tables
             from .findings.rules import RULES
             from .findings.thresholds import ThresholdError, load
-            try:
-                if args.thresholds is not None:
-                    load(args.thresholds, RULES)   # refused before the run is read or anything written
+            try:   # refused before the run is read or anything written; read once
+                overrides = load(args.thresholds, RULES) if args.thresholds is not None else {}
             except ThresholdError as error:
                 print(f"analysis report: {error}", file=sys.stderr)
                 return 2
             run_dir = resolve_run_dir(args.run)
             if args.rebuild_tables:
                 write_tables(run_dir)
-            print(write_report(run_dir, args.thresholds))
+            print(write_report(run_dir, args.thresholds, overrides))
         elif args.command == "compare":
             from .compare_page import CompareError, compare_runs
             try:

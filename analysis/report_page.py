@@ -291,12 +291,14 @@ def render(context: dict) -> str:
     return render_page("report.html.j2", context)
 
 
-def write_report(run_dir: Path, thresholds_file: Path | None = None) -> Path:
+def write_report(run_dir: Path, thresholds_file: Path | None = None, overrides: dict | None = None) -> Path:
     """Render report.html into the run directory and return its path. Written anew and renamed into place
     (analysis.safeio): a symlink planted as report.html is replaced, never written through. `thresholds_file`: the
-    rules' thresholds from a file (analysis/findings/thresholds.py), read before the run is."""
+    rules' thresholds from a file (analysis/findings/thresholds.py), read before the run is, once: `overrides` when
+    the caller read it already (the CLI, to refuse a bad file before it reads the run)."""
     # read before the run is, and outside it (safeio.confined reads inside the run directory only)
-    overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
+    if overrides is None:
+        overrides = thresholds.load(thresholds_file, RULES) if thresholds_file is not None else {}
     with safeio.confined(run_dir):
         context = build_context(Path(run_dir), thresholds_file, overrides)
         page = render(context)
