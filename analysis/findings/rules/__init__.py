@@ -12,5 +12,5 @@ RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.
          # task_time
          # device_access
          # task_shape
-         # spark_config
+         spark_config.storage_config,
          run_time.storage_sensitive, run_time.cannot_tell)
