@@ -1,5 +1,5 @@
 """Spark event logs (JSON Lines, Spark 1.x to 3.5) to tidy tables: applications, jobs, stage
-attempts, tasks, executors and SQL executions.
+attempts, tasks, executors, SQL executions and the storage-relevant properties (spark_properties).
 
 Accepted: a log file (plain, `.inprogress`, compressed `.lz4`/`.snappy`/`.zstd`, see
 eventlog_codecs), a rolling-log folder `eventlog_v2_<app>/events_<n>_<app>[...]`, Spark 1.x's
@@ -29,6 +29,7 @@ import pandas as pd
 
 from .. import safeio
 from .eventlog_codecs import READ_SIZE, MissingCodec, StreamState, codec_of, decompressed_chunks
+from .spark_properties import PROPERTIES_COLUMNS, properties_frame
 
 __all__ = ["MissingCodec", "NotAnEventLog", "EventLog", "event_log_files", "parse_event_log", "parse_event_logs",
            "STAGE_COLUMNS", "TASK_COLUMNS"]
@@ -108,13 +109,15 @@ _DECODED_KEYS = {
     "SparkListenerExecutorAdded": ("Executor ID", "Timestamp", "Executor Info"),
     "SparkListenerExecutorRemoved": ("Executor ID", "Timestamp", "Removed Reason"),
     "SparkListenerBlockManagerAdded": ("Block Manager ID", "Maximum Memory", "Timestamp"),
+    # the allow-listed names are kept (spark_properties.py); System Properties and the classpath are not decoded
+    "SparkListenerEnvironmentUpdate": ("Spark Properties", "Hadoop Properties"),
     f"{_SQL}SparkListenerSQLExecutionStart": ("executionId", "rootExecutionId", "description", "time"),
     f"{_SQL}SparkListenerSQLExecutionEnd": ("executionId", "time", "errorMessage"),
 }
 _DECODED = set(_DECODED_KEYS)
 # Everything else Spark's JsonProtocol (core, SQL, streaming) writes: counted, not decoded.
 _KNOWN = _DECODED | {_TASK_END} | {f"SparkListener{name}" for name in (
-    "EnvironmentUpdate", "BlockManagerRemoved", "TaskStart", "TaskGettingResult", "UnpersistRDD",
+    "BlockManagerRemoved", "TaskStart", "TaskGettingResult", "UnpersistRDD",
     "ExecutorMetricsUpdate", "StageExecutorMetrics", "ResourceProfileAdded", "SpeculativeTaskSubmitted",
     "ExecutorBlacklisted", "ExecutorUnblacklisted", "NodeBlacklisted", "NodeUnblacklisted",
     "ExecutorBlacklistedForStage", "NodeBlacklistedForStage", "ExecutorExcluded", "ExecutorUnexcluded",
@@ -456,13 +459,17 @@ def _check_line(size: int, file: Path) -> None:
 
 class EventLog:
     """The tables of one or more event logs (columns *_COLUMNS). `tasks` is built when first read:
-    the stage table needs only a few of its columns."""
+    the stage table needs only a few of its columns. `properties_left_out`: allowed properties whose value was not
+    kept (spark_properties.properties_frame)."""
 
     def __init__(self, applications: pd.DataFrame, jobs: pd.DataFrame, stages: pd.DataFrame,
                  tasks: Callable[[], pd.DataFrame] | pd.DataFrame, executors: pd.DataFrame,
-                 sql_executions: pd.DataFrame) -> None:
+                 sql_executions: pd.DataFrame, properties: pd.DataFrame | None = None,
+                 properties_left_out: int = 0) -> None:
         self.applications, self.jobs, self.stages = applications, jobs, stages
         self.executors, self.sql_executions = executors, sql_executions
+        self.properties = pd.DataFrame(columns=PROPERTIES_COLUMNS) if properties is None else properties
+        self.properties_left_out = properties_left_out
         self._tasks = tasks
 
     @property
@@ -481,7 +488,8 @@ class EventLog:
             return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=columns)
         return cls(join("applications", APPLICATION_COLUMNS), join("jobs", JOB_COLUMNS),
                    join("stages", STAGE_COLUMNS), lambda: join("tasks", TASK_COLUMNS),
-                   join("executors", EXECUTOR_COLUMNS), join("sql_executions", SQL_COLUMNS))
+                   join("executors", EXECUTOR_COLUMNS), join("sql_executions", SQL_COLUMNS),
+                   join("properties", PROPERTIES_COLUMNS), sum(log.properties_left_out for log in logs))
 
 
 def _task_columns(reading: _Reading, wanted: Iterable[str]) -> dict[str, list]:
@@ -775,11 +783,13 @@ def parse_event_log(files: list[Path], keep_tasks: bool = True) -> EventLog:
         raise NotAnEventLog(f"{files[0]}: no Spark listener event in it, not a Spark event log")
     app_id = _first(reading.events, "SparkListenerApplicationStart").get("App ID")
     jobs = _jobs_frame(reading.events, app_id)
+    properties, properties_left_out = properties_frame(reading.events, app_id)
     return EventLog(
         applications=_applications_frame(reading, files, app_id), jobs=jobs,
         stages=_stages_frame(reading.events, _stage_tasks_frame(reading), jobs, app_id),
         tasks=(lambda: _tasks_frame(reading, app_id)) if keep_tasks else (lambda: _tasks_frame(_read_log(files), app_id)),
-        executors=_executors_frame(reading.events, app_id), sql_executions=_sql_frame(reading.events, jobs, app_id))
+        executors=_executors_frame(reading.events, app_id), sql_executions=_sql_frame(reading.events, jobs, app_id),
+        properties=properties, properties_left_out=properties_left_out)
 
 
 def parse_event_logs(path: Path) -> EventLog:

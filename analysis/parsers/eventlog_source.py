@@ -8,11 +8,13 @@ from pathlib import Path
 import pandas as pd
 
 from .eventlog import event_log_files, parse_event_log
+from .spark_properties import MAX_VALUE_CHARS
 from .source import Absent, Found, absent_rows, none_unless_error
 
 # EventLog attribute -> table name
 SPARK_TABLES = {"applications": "spark_applications", "jobs": "spark_jobs", "stages": "stages",
-                "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql"}
+                "tasks": "spark_tasks", "executors": "spark_executors", "sql_executions": "spark_sql",
+                "properties": "spark_properties"}
 
 
 def event_logs(folder: Path) -> list[Found | Absent]:
@@ -38,6 +40,9 @@ def spark_tables(files: list[Path], run_dir: Path) -> tuple[dict[str, pd.DataFra
         notes.append(f"repaired: {app['skipped_lines']} cut or malformed line(s) skipped")
     if app["unknown_events"]:
         notes.append(f"{app['unknown_events']} event(s) of unknown type counted, not parsed: {app['unknown_event_types']}")
+    if log.properties_left_out:
+        notes.append(f"{log.properties_left_out} allowed Spark or Hadoop property value(s) left out: not text or "
+                     f"longer than {MAX_VALUE_CHARS} characters")
     tables = {table: getattr(log, attribute) for attribute, table in SPARK_TABLES.items()}
     applications = tables["spark_applications"]
     if "log_path" in applications:

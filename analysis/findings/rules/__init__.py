@@ -13,5 +13,5 @@ RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.
          device_access.task_throughput, device_access.small_requests, device_access.random_access,
          device_access.read_write_mix,
          # task_shape
-         # spark_config
+         spark_config.storage_config,
          run_time.storage_sensitive, run_time.cannot_tell)
