@@ -11,6 +11,6 @@ RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.
          where_time_goes.device_underused,
          # task_time
          # device_access
-         # task_shape
+         task_shape.skew, task_shape.partition_sizing, task_shape.failed_tasks,
          # spark_config
          run_time.storage_sensitive, run_time.cannot_tell)
