@@ -44,7 +44,7 @@ def test_a_planted_spill_is_new_against_the_baseline_in_the_page_the_json_and_th
     out = tmp_path / "cmp"
     done = _compare(tmp_path, BASELINE, CANDIDATE, "--out", str(out), "--baseline", BASELINE, "--max-slowdown", "50%")
     assert done.returncode in (0, 1), done.stderr
-    key = "spill | terasort @ hdfs=hdd local=hdd"
+    key = "spill | terasort @ hdfs=hdd local=hdd | stage=app 1 runJob at SparkHadoopWriter.scala:83 #1"
     assert f"findings of {CANDIDATE} against the baseline {BASELINE}: 1 new, 0 resolved" in done.stdout
     assert f"  new: {key}" in done.stdout
     recorded = json.loads((out / "findings.json").read_text())["against_baseline"]
