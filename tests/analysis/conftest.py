@@ -230,3 +230,16 @@ def findings_of(tables: dict, noise=None):
 def fired_on(findings, rule: str) -> set[str]:
     """The workload runs (`workload_id`) where `rule` fired, of a table of findings_of."""
     return set(findings.loc[findings["rule"] == rule, "workload_id"])
+
+
+def recorded_tables(name: str) -> dict:
+    """The tables of the recorded run tests/fixtures/runs/<name>, as the findings' rules read them (as `matrix_tables`
+    gives the matrix's); a table newer than the recording is empty, a missing recording fails, naming it."""
+    import pandas as pd
+    from analysis.tables import TABLE_NAMES
+
+    tables = FIXTURES / "runs" / name / "tables"
+    if not tables.is_dir():
+        pytest.fail(f"missing recorded fixture {tables}", pytrace=False)
+    return {n: pd.read_parquet(tables / f"{n}.parquet") if (tables / f"{n}.parquet").exists() else pd.DataFrame()
+            for n in TABLE_NAMES}

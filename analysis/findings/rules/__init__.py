@@ -12,6 +12,6 @@ RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.
          # task_time
          device_access.task_throughput, device_access.small_requests, device_access.random_access,
          device_access.read_write_mix,
-         # task_shape
+         task_shape.skew, task_shape.partition_sizing, task_shape.failed_tasks,
          spark_config.storage_config,
          run_time.storage_sensitive, run_time.cannot_tell)

@@ -11,23 +11,72 @@ import pandas as pd
 from ... import devices, metrics
 from ...formatting import count, format_bytes, number
 from ..engine import Finding, Inputs, rule
+from . import task_shape
 
 
 # ---------------------------------------------------------------- spill
 
+# Spark's unified memory (UnifiedMemoryManager, its defaults): (heap - 300 MiB reserved) x spark.memory.fraction 0.6,
+# which is what an executor's block manager reports as its `max_memory_bytes`
+RESERVED_BYTES, MEMORY_FRACTION, MEMORY_STEP_BYTES = 300 * 2**20, 0.6, 128 * 2**20
+
+
 @rule("spill", needs=(("stages", "disk_spilled_bytes"),))
 def spill(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    stages = inputs.workload_ids(inputs.table("stages"))
-    sums = stages.groupby("workload_id")[["disk_spilled_bytes", "shuffle_write_bytes"]].sum()
-    for workload_id, row in sums.iterrows():
-        spilled, shuffled = float(row["disk_spilled_bytes"]), float(row["shuffle_write_bytes"])
-        if spilled < limits["spill_min_bytes"] or spilled < shuffled * limits["spill_share_min_pct"] / 100:
+    tasks_of = task_shape.successful_tasks(inputs)
+    unified = _unified_memory(inputs)
+    for stage in task_shape.stage_rows(inputs).to_dict("records"):
+        spilled, read = float(stage["disk_spilled_bytes"]), float(stage["input_bytes"] + stage["shuffle_read_bytes"])
+        if spilled < limits["spill_min_bytes"] or spilled < read * limits["spill_share_min_pct"] / 100:
             continue
-        share = 100 * spilled / shuffled if shuffled else math.inf
-        yield Finding("spill", workload_id, "Spark stages",
-                      f"spilled {format_bytes(spilled)} to disk against {format_bytes(shuffled)} shuffle "
-                      f"written ({number(share, '%', 0)})",
-                      {"disk_spilled_bytes": spilled, "shuffle_write_bytes": shuffled, "spill_share_pct": share})
+        share = 100 * spilled / read if read else math.inf
+        tasks = tasks_of.get((stage["workload_id"], stage["app_id"], int(stage["stage_id"])), pd.DataFrame())
+        spilling = tasks[tasks["disk_spilled_bytes"] > 0] if not tasks.empty else tasks
+        # the tasks' own spill unrecorded (no task table, or one that disagrees): the data share alone grades it
+        executors_pct = 100 * spilling["executor_id"].nunique() / tasks["executor_id"].nunique() \
+            if not spilling.empty else None
+        spread = share * (executors_pct if executors_pct is not None else 100) / 100
+        on_executors = (f" on {spilling['executor_id'].nunique()} of {tasks['executor_id'].nunique()} executors "
+                        f"({number(executors_pct, '%', 0)})" if executors_pct is not None else "")
+        yield Finding("spill", stage["workload_id"], stage["stage"],
+                      f"{stage['stage']} spilled {format_bytes(spilled)} to disk{on_executors} against "
+                      f"{format_bytes(read)} it read (input and shuffle; {number(share, '%', 0)})",
+                      {"disk_spilled_bytes": spilled, "stage_read_bytes": read,
+                       "shuffle_write_bytes": float(stage["shuffle_write_bytes"]), "spill_share_pct": share,
+                       "executors_spilled_pct": executors_pct, "spill_spread_pct": spread},
+                      place=(("stage", stage["stage"]),),
+                      recommendation=_spill_recommendation(stage, spilling, unified.get((stage["workload_id"],
+                                                                                           stage["app_id"]))))
+
+
+def _unified_memory(inputs: Inputs) -> dict[tuple[str, str], tuple[float, int]]:
+    """(workload run, application) -> (an executor's unified memory, bytes; its cores)."""
+    executors = inputs.table("spark_executors")
+    if executors.empty or "max_memory_bytes" not in executors:
+        return {}
+    executors = executors[executors["executor_id"].astype(str) != "driver"]
+    sizes = executors.assign(cores=pd.to_numeric(executors["total_cores"], errors="coerce").fillna(1)).groupby(
+        ["workload_id", "app_id"]).agg(memory=("max_memory_bytes", "max"), cores=("cores", "max"))
+    return {k: (float(r["memory"]), max(1, int(r["cores"]))) for k, r in sizes.iterrows()}
+
+
+def _spill_recommendation(stage, spilling: pd.DataFrame, unified: tuple[float, int] | None) -> str:
+    """The executor memory that holds what the largest task spilled, for every task an executor runs at once, or
+    the partition count that brings each task's data within one task slot's memory."""
+    n = int(stage["num_tasks"])
+    if unified is None or not unified[0] > 0:
+        return f"{task_shape.partition_property(stage)} = {2 * n} (from {n}), or a larger spark.executor.memory"
+    memory, cores = unified
+    largest = float(spilling["memory_spilled_bytes"].max()) if not spilling.empty else \
+        float(stage["memory_spilled_bytes"]) / max(1, n)
+    heap_now = memory / MEMORY_FRACTION + RESERVED_BYTES
+    heap = math.ceil(((memory + largest * cores) / MEMORY_FRACTION + RESERVED_BYTES) / MEMORY_STEP_BYTES) * MEMORY_STEP_BYTES
+    slot = memory / cores
+    partitions = math.ceil(n * (slot + largest) / slot)
+    return (f"spark.executor.memory = {heap // 2**20}m (from about {round(heap_now / 2**20)}m): the largest task "
+            f"spilled {format_bytes(largest)} from memory, {count(cores, 'task')} at once an executor; or "
+            f"{task_shape.partition_property(stage)} = {partitions} (from {n}) so that a task's data fits the "
+            f"{format_bytes(slot)} of memory a task has")
 
 
 # ---------------------------------------------------------------- small shuffle reads on a rotational device

@@ -50,7 +50,8 @@ def test_a_planted_spill_is_new_against_the_baseline_in_the_page_the_json_and_th
     out = tmp_path / "cmp"
     done = _compare(tmp_path, BASELINE, CANDIDATE, "--out", str(out), "--baseline", BASELINE, "--max-slowdown", "50%")
     assert done.returncode in (0, 1), done.stderr
-    key, grown = "spill | terasort @ hdfs=hdd local=hdd", "spill | terasort @ hdfs=ssd local=ssd"
+    stage = " | stage=app 1 runJob at SparkHadoopWriter.scala:83 #1"
+    key, grown = "spill | terasort @ hdfs=hdd local=hdd" + stage, "spill | terasort @ hdfs=ssd local=ssd" + stage
     assert f"findings of {CANDIDATE} against the baseline {BASELINE}: 1 new, 0 resolved, 1 changed level" in done.stdout
     assert f"  new: {key}" in done.stdout
     assert f"  changed: {grown} (low -> severe)" in done.stdout

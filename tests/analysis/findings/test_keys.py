@@ -29,7 +29,7 @@ def _fired(tables: dict, workload_id: str = HDD_HDD) -> dict:
 
 def test_a_key_names_the_rule_the_configuration_the_stage_and_the_backend_never_ids(matrix_tables):
     keys = _fired(matrix_tables)
-    assert keys["spill"] == "spill | terasort @ hdfs=hdd local=hdd"
+    assert keys["spill"] == "spill | terasort @ hdfs=hdd local=hdd | stage=app 1 runJob at SparkHadoopWriter.scala:83 #1"
     assert keys["small-shuffle-reads"].startswith("small-shuffle-reads | terasort @ hdfs=hdd local=hdd | stage=")
     assert keys["small-shuffle-reads"].endswith(" #1 | device=localhost:hdd")
     assert not any(word in key for key in keys.values() for word in ("loop", "app-", "application_", HDD_HDD))

@@ -13,12 +13,12 @@ BY_ID = {r.id: r for r in RULES}
 
 
 @pytest.mark.parametrize("rule, values, expected", [
-    ("spill", {"spill_share_pct": 30.0}, "low"), ("spill", {"spill_share_pct": 50.0}, "moderate"),
-    ("spill", {"spill_share_pct": 150.0}, "severe"), ("spill", {"spill_share_pct": 250.0}, "critical"),
+    ("spill", {"spill_spread_pct": 30.0}, "low"), ("spill", {"spill_spread_pct": 50.0}, "moderate"),
+    ("spill", {"spill_spread_pct": 150.0}, "severe"), ("spill", {"spill_spread_pct": 250.0}, "critical"),
     ("page-cache", {"device_share_pct": 8.0}, "low"), ("page-cache", {"device_share_pct": 0.5}, "critical"),
     ("small-shuffle-reads", {"mean_read_bytes": 13_312.0}, "severe"),     # the recorded matrix's 13 KiB reads
     ("storage-sensitive", {"slowdown": 2.4}, "critical"), ("storage-sensitive", {"slowdown": 1.05}, "low"),
-    ("spill", {}, "low"), ("spill", {"spill_share_pct": float("nan")}, "low"),
+    ("spill", {}, "low"), ("spill", {"spill_spread_pct": float("nan")}, "low"),
 ])
 def test_a_finding_is_graded_by_its_rules_cut_points(rule, values, expected):
     assert engine.level(BY_ID[rule], engine.Finding(rule, "w", "s", "e", values)) == expected
