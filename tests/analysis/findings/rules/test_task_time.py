@@ -152,3 +152,12 @@ def test_driver_time_fires_on_tpch_between_its_queries_not_on_terasort(bench):
     assert tpch["wall_s"] - tpch["startup_s"] - tpch["driver_s"] == pytest.approx(covered / 1e3)
     assert found.iloc[0]["recommendation"].startswith("spark.scheduler.mode = FAIR")
     assert not fired_on(found, "driver-time") & PROBE_RUNS
+
+
+def test_unattributed_time_without_cpu_samples_is_sparklens_reading_unconfirmed(matrix_tables):
+    found = of(findings_of(matrix_tables), "unattributed-time")          # the matrix recorded no host_cpu
+    assert len(found) == 8 and found["evidence"].str.contains("Sparklens' reading (I/O wait), unconfirmed", regex=False).all()
+    assert all(v["storage_wait_pct"] == v["unattributed_pct"] for v in found["numbers"])
+    hdd_input = found[(found["workload_id"] == "terasort-hdfs_hdd-local_ssd")
+                      & found["subject"].str.startswith("app 1 sortByKey")].iloc[0]
+    assert hdd_input["level"] == "critical" and hdd_input["recommendation"].startswith("placement hdfs = ssd (from hdd)")
