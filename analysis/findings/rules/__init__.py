@@ -9,7 +9,7 @@ RULES = (where_time_goes.page_cache, where_time_goes.cpu_bound, where_time_goes.
          spark_data.spill, spark_data.small_shuffle_reads,
          balance.imbalance,
          where_time_goes.device_underused,
-         # task_time
+         task_time.shuffle_wait, task_time.unattributed_time, task_time.idle_cores, task_time.driver_time,
          device_access.task_throughput, device_access.small_requests, device_access.random_access,
          device_access.read_write_mix,
          task_shape.skew, task_shape.partition_sizing, task_shape.failed_tasks,

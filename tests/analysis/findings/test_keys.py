@@ -44,7 +44,7 @@ def test_another_run_of_the_same_configuration_gives_the_same_keys(matrix_tables
                 r"^loop(\d+)$", lambda m: f"loop{int(m.group(1)) + 10}", regex=True))
         if "workload_id" in other[name]:
             other[name] = other[name].assign(workload_id=other[name]["workload_id"].replace({HDD_HDD: HDD_HDD + "-r2"}))
-    for name, frame in other.items():   # other application ids, in every table that names them (stages and tasks)
+    for name, frame in other.items():   # other application ids, in every table that names them
         if "app_id" in frame:
             other[name] = frame.assign(app_id=frame["app_id"].astype(str) + "-other")
     assert _fired(other, HDD_HDD + "-r2") == _fired(matrix_tables)
