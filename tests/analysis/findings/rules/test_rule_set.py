@@ -26,6 +26,13 @@ def test_every_rule_is_documented_with_its_threshold():
             assert f"`{name}`" in doc and f"`{name}`" in r.trigger, (r.id, name)
 
 
+def test_the_levels_table_of_the_docs_is_the_catalogs():
+    doc = (Path(__file__).resolve().parents[4] / "docs" / "findings.md").read_text()
+    for r in RULES:
+        cuts = ", ".join(f"{c:g}" for c in r.levels["cut_points"])
+        assert f"| `{r.id}` | `{r.levels['measure']}` | {cuts} |" in doc, r.id
+
+
 def test_report_opens_with_the_findings_and_writes_them_for_machines(tmp_path):
     run = tmp_path / "terasort-matrix"
     shutil.copytree(MATRIX, run)
