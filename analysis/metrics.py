@@ -200,6 +200,19 @@ def workload_overview(tables: dict[str, pd.DataFrame]) -> tuple[pd.DataFrame, pd
 CONFIG_COLUMNS = ["workload", "sweep", "placement_hdfs", "placement_local", "executor_cores"]
 
 
+# Workloads that measure the devices themselves (workloads/fio-sweep): their requests are the benchmark's own, chosen
+# small and random on purpose, so what they did says nothing of how a workload uses storage.
+DEVICE_BENCHMARKS = frozenset({"fio-sweep"})
+
+
+def workload_runs(workloads: pd.DataFrame) -> pd.DataFrame:
+    """The measured runs (measured_runs) of workloads, the device benchmarks left out: what the findings judge."""
+    measured = measured_runs(workloads)
+    if measured.empty or "workload" not in measured:
+        return measured
+    return measured[~measured["workload"].isin(DEVICE_BENCHMARKS)]
+
+
 def measured_runs(workloads: pd.DataFrame) -> pd.DataFrame:
     """The runs that count as results: completed and validated, warm-ups excluded. Failed and invalid
     runs stay in the tables (and the report lists them) but never enter a median."""

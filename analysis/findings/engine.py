@@ -86,16 +86,29 @@ class Inputs:
 
     tables: dict[str, pd.DataFrame]
     noise: statistics.Noise | None = None
+    _stage_totals: dict | None = field(default=None, repr=False)
 
     def table(self, name: str) -> pd.DataFrame:
         return self.tables.get(name, pd.DataFrame())
 
     def workload_ids(self, frame: pd.DataFrame) -> pd.DataFrame:
-        """`frame`'s rows of measured workload runs (all rows when the run lists no workloads)."""
-        measured = metrics.measured_runs(self.table("workloads"))
-        if measured.empty or "workload_id" not in frame:
+        """`frame`'s rows of measured workload runs, the device benchmarks (the fio sweep) left out (all rows when
+        the run lists no workloads)."""
+        listed = self.table("workloads")
+        if listed.empty or "workload_id" not in frame:
             return frame
+        measured = metrics.workload_runs(listed)
         return frame[frame["workload_id"].isin(measured["workload_id"])]
+
+    def stage_share_pct(self, workload_id: str, stage_s: float) -> float:
+        """`stage_s` as a share (%) of the workload run's summed stage time (its stages' `duration_s`): how much of
+        the workload a stage's finding is about (the per-stage rules' level cap)."""
+        if self._stage_totals is None:
+            stages = self.table("stages")
+            self._stage_totals = (stages.groupby("workload_id")["duration_s"].sum().to_dict()
+                                  if {"workload_id", "duration_s"} <= set(stages) else {})
+        total = self._stage_totals.get(workload_id, 0.0)
+        return 100 * float(stage_s) / total if total > 0 else math.nan
 
     def backend_devices(self) -> dict[tuple[str, str], str]:
         return devices.device_backends(self.table("devices"))
@@ -147,14 +160,26 @@ def status(r: Rule, state: str, findings: int, why: str = "") -> dict:
 
 def level(r: Rule, finding: Finding) -> str:
     """The finding's severity: low, and a level more at each of its rule's cut-points its measure reaches (rising
-    cut-points: at or above; falling ones: at or below); low when the measure is missing."""
-    value = finding.values.get(r.levels.get("measure")) if r.levels else None
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    cut-points: at or above; falling ones: at or below); low when the measure is missing. A rule whose levels have a
+    `cap` (Dr. Elephant's gate of whether a task runs long enough to matter) grades that measure alike and the
+    finding takes the lower of the two levels: a stage that is a small part of its workload's time stays low however
+    far its own measure goes."""
+    if not r.levels:
         return LEVELS[1]
-    cuts = list(r.levels["cut_points"])
+    graded = _graded(finding.values.get(r.levels.get("measure")), r.levels["cut_points"])
+    cap = r.levels.get("cap")
+    if cap:
+        graded = min(graded, _graded(finding.values.get(cap["measure"]), cap["cut_points"]))
+    return LEVELS[graded]
+
+
+def _graded(value, cut_points) -> int:
+    """1 (low), and one more per cut-point after the first that `value` reaches; 1 when it is no finite number."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        return 1
+    cuts = list(cut_points)
     rising = cuts[-1] >= cuts[0]
-    reached = sum(value >= c if rising else value <= c for c in cuts[1:])
-    return LEVELS[1 + reached]
+    return 1 + sum(value >= c if rising else value <= c for c in cuts[1:])
 
 
 def finding_rows(r: Rule, found: list[Finding], workloads: pd.DataFrame | None = None) -> list[dict]:
@@ -186,7 +211,7 @@ def configuration_key(workload_id: str, workloads: pd.DataFrame | None) -> str:
 def finding_key(rule_id: str, finding: Finding, workloads: pd.DataFrame | None = None) -> str:
     """What a script or a CI gate follows a finding by across runs and versions: the rule, the workload (its
     configuration), and where (the finding's place): `spill | terasort engine=spark @ hdfs=hdd local=ssd`,
-    `device-saturated | fio-sweep @ hdfs=hdd local=ssd | device=localhost:ssd`. Repetitions of a configuration share
+    `device-saturated | tpch @ hdfs=hdd local=ssd | device=localhost:hdd`. Repetitions of a configuration share
     their findings' keys."""
     workload = finding.workload_key or configuration_key(finding.workload_id, workloads)
     return " | ".join([rule_id, workload, *(f"{kind}={value}" for kind, value in finding.place)])

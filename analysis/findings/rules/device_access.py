@@ -137,6 +137,7 @@ def _throughput_finding(inputs: Inputs, bandwidths: Bandwidths, s: dict, backend
                    {"median_task_bytes_per_s": float(s["median_bps"]), "slowest_task_bytes_per_s":
                     float(s["slowest_bps"]), "device_bytes_per_s": float(device_bps), "median_share_pct": share,
                     "slowest_share_pct": 100 * s["slowest_bps"] / device_bps, "stage_s": float(s["duration_s"]),
+                    "stage_share_pct": inputs.stage_share_pct(s["workload_id"], s["duration_s"]),
                     "input_bytes": float(s["input_bytes"]), "cpu_share_pct": cpu_pct, "tasks_device_feeds": feeds},
                    place=(("stage", f"app {s['app']} {s['name']} #{int(s['ordinal']) + 1}"), ("hdfs", backend)),
                    recommendation=recommendation)

@@ -116,6 +116,7 @@ def skew(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       {"longest_task_s": longest, "others_median_s": others, "task_max_over_median": task_ratio,
                        "node_spread_pct": spread_pct, "skew_ratio": max(task_ratio if holds_stage else 1.0, host_ratio),
                        "stage_s": float(stage["duration_s"]), "tasks": int(len(tasks)),
+                       "stage_share_pct": inputs.stage_share_pct(stage["workload_id"], stage["duration_s"]),
                        **{f"{kind.replace(' ', '_')}_max_over_median": ratio for kind, _, _, ratio in skewed}},
                       place=(("stage", stage["stage"]),),
                       recommendation=_skew_recommendation(stage, skewed, hosts, len(tasks), task_skewed))
@@ -164,7 +165,8 @@ def partition_sizing(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"{said}",
                       {"tasks": n, "cores": int(stage["cores"]), "suggested_partitions": suggested,
                        "partitions_factor": factor, "median_task_s": float(tasks["duration_s"].median()),
-                       "input_per_task_bytes": float(tasks["input_bytes"].mean()), "stage_s": float(stage["duration_s"])},
+                       "input_per_task_bytes": float(tasks["input_bytes"].mean()), "stage_s": float(stage["duration_s"]),
+                       "stage_share_pct": inputs.stage_share_pct(stage["workload_id"], stage["duration_s"])},
                       place=(("stage", stage["stage"]), ("sizing", kind)),
                       recommendation=_sizing_recommendation(stage, kind, suggested, n, limits))
 

@@ -97,7 +97,8 @@ def shuffle_wait(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"shuffle: fetch wait {number(fetch_s, 's', 2)}, shuffle write {number(write_s, 's', 2)} "
                       f"({r['tasks']} tasks, stage {number(r['stage_s'], 's', 1)})",
                       {"shuffle_wait_pct": share, "fetch_wait_s": fetch_s, "shuffle_write_s": write_s,
-                       "run_s": run_s, "stage_s": r["stage_s"]},
+                       "run_s": run_s, "stage_s": r["stage_s"],
+                       "stage_share_pct": inputs.stage_share_pct(r["workload_id"], r["stage_s"])},
                       place=(("stage", r["place"]),), recommendation=recommendation)
 
 
@@ -136,6 +137,7 @@ def unattributed_time(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       f"GC, shuffle fetch wait nor shuffle write; {cause}",
                       {"unattributed_pct": share, "unattributed_s": unattributed_s, "run_s": run_s,
                        "cpu_s": float(r["executor_cpu_time_s"]), "stage_s": r["stage_s"],
+                       "stage_share_pct": inputs.stage_share_pct(r["workload_id"], r["stage_s"]),
                        "host_busy_pct": busy, "iowait_pct": iowait, "host_cpu_samples": samples,
                        # what the rule lays at storage's door: none of it where the CPU was busy
                        "storage_wait_pct": 0.0 if contended else share},

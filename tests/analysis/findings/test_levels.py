@@ -52,3 +52,17 @@ def test_the_thresholds_of_the_rules_that_fired_are_listed_with_their_units_as_j
     assert [t["rule"] for t in listed] == ["spill"]                             # only the rules that fired
     assert "spill_share_min_pct = 40 %" in listed[0]["thresholds"]
     assert "spill_min_bytes = 1.0 MiB" in listed[0]["thresholds"]
+
+
+def test_a_capped_rule_grades_no_higher_than_its_stages_share_of_the_workload():
+    throughput = BY_ID["task-throughput"]
+    assert throughput.levels["cap"]["measure"] == "stage_share_pct"
+    far_below = {"median_share_pct": 2.0}                              # critical by its own measure
+    assert engine.level(throughput, engine.Finding("r", "w", "s", "e", {**far_below, "stage_share_pct": 60.0})) == \
+        "critical"
+    assert engine.level(throughput, engine.Finding("r", "w", "s", "e", {**far_below, "stage_share_pct": 30.0})) == \
+        "severe"
+    assert engine.level(throughput, engine.Finding("r", "w", "s", "e", {**far_below, "stage_share_pct": 5.0})) == "low"
+    # the cap never raises: a finding low by its own measure stays low in a stage that is the whole workload
+    assert engine.level(throughput, engine.Finding("r", "w", "s", "e", {"median_share_pct": 40.0,
+                                                                       "stage_share_pct": 100.0})) == "low"

@@ -26,6 +26,19 @@ def test_every_rule_is_documented_with_its_threshold():
             assert f"`{name}`" in doc and f"`{name}`" in r.trigger, (r.id, name)
 
 
+def test_the_rules_judge_workloads_not_the_fio_sweeps_own_requests():
+    from conftest import findings_of, recorded_tables
+
+    tables = recorded_tables("default-bench-quiet")
+    # the sweep's device samples and requests are recorded (its block trace left out of the fixture, not its iostat)
+    assert (tables["iostat"]["workload_id"] == "fio-sweep").any()
+    found = findings_of(tables)
+    assert not found.empty and "fio-sweep" not in set(found["workload_id"])
+    with_sweep = dict(tables, workloads=tables["workloads"].assign(
+        workload=tables["workloads"]["workload"].replace({"fio-sweep": "sweep-as-a-workload"})))
+    assert "fio-sweep" in set(findings_of(with_sweep)["workload_id"])     # the test can fail: judged as a workload
+
+
 def test_the_levels_table_of_the_docs_is_the_catalogs():
     doc = (Path(__file__).resolve().parents[4] / "docs" / "findings.md").read_text()
     for r in RULES:
