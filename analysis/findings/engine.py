@@ -100,6 +100,11 @@ class Inputs:
         measured = metrics.workload_runs(listed)
         return frame[frame["workload_id"].isin(measured["workload_id"])]
 
+    def workload_io(self) -> pd.DataFrame:
+        """What each workload run's applications and the backends' devices moved (metrics.workload_io_summary)."""
+        return metrics.workload_io_summary({n: self.table(n) for n in ("workloads", "stages", "mr_jobs",
+                                                                       "mr_counters", "disk_totals")})
+
     def stage_share_pct(self, workload_id: str, stage_s: float) -> float:
         """`stage_s` as a share (%) of the workload run's summed stage time (its stages' `duration_s`): how much of
         the workload a stage's finding is about (the per-stage rules' level cap)."""

@@ -243,3 +243,15 @@ def recorded_tables(name: str) -> dict:
         pytest.fail(f"missing recorded fixture {tables}", pytrace=False)
     return {n: pd.read_parquet(tables / f"{n}.parquet") if (tables / f"{n}.parquet").exists() else pd.DataFrame()
             for n in TABLE_NAMES}
+
+
+@pytest.fixture(scope="module")
+def bench() -> dict:
+    """The tables of the recorded quiet default bench (tests/fixtures/runs/default-bench-quiet)."""
+    return recorded_tables("default-bench-quiet")
+
+
+@pytest.fixture(scope="module")
+def emu() -> dict:
+    """The tables of the recorded TeraSort on the emulated four-node cluster (tests/fixtures/runs/emu-terasort)."""
+    return recorded_tables("emu-terasort")

@@ -225,8 +225,7 @@ APPLICATION_WRITE_PATHS = ("hdfs_write_bytes", "shuffle_write_bytes", "spill_byt
 
 @rule("read-write-mix", needs=(("disk_totals", "read_bytes"), ("devices", "device")))
 def read_write_mix(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
-                                                                    "disk_totals")})
+    io = inputs.workload_io()
     app_read = metrics.application_read_bytes(io)
     indexed = io.set_index("workload_id")
     app_written = sum((indexed[c].fillna(0) for path in APPLICATION_WRITE_PATHS

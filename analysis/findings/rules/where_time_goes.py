@@ -21,8 +21,7 @@ from ..engine import Finding, Inputs, rule
 
 @rule("page-cache", needs=(("disk_totals", "read_bytes"), ("devices", "device")))
 def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    io = metrics.workload_io_summary({n: inputs.table(n) for n in ("workloads", "stages", "mr_jobs", "mr_counters",
-                                                                    "disk_totals")})
+    io = inputs.workload_io()
     app = metrics.application_read_bytes(io)
     disk = inputs.measured_on_backend_devices("disk_totals")
     for workload_id, on_devices in disk.groupby("workload_id"):

@@ -9,19 +9,9 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import FIXTURES, block_counts_by_hand, findings_of, fired_on
+from conftest import block_counts_by_hand, findings_of, fired_on, recorded_tables
 
 BENCH = "default-bench-quiet"
-
-
-def recorded_tables(name: str) -> dict:
-    from analysis.tables import TABLE_NAMES
-
-    tables = FIXTURES / "runs" / name / "tables"
-    if not tables.is_dir():
-        pytest.fail(f"missing recorded fixture {tables}", pytrace=False)
-    return {table: pd.read_parquet(tables / f"{table}.parquet") if (tables / f"{table}.parquet").exists()
-            else pd.DataFrame() for table in TABLE_NAMES}
 
 
 @pytest.fixture(scope="module")

@@ -5,31 +5,11 @@ changed (no real recording fires it: docs/findings.md says so)."""
 import json
 
 import pandas as pd
-import pytest
 
-from analysis.tables import TABLE_NAMES
-from conftest import FIXTURES, findings_of, fired_on
+from conftest import findings_of, fired_on
 
 RULE = "storage-config"
 TERASORT_APP = "application_1795925959843_0004"        # terasort-spark, the default bench's first measured TeraSort
-
-
-def recorded(name: str) -> dict:
-    tables = FIXTURES / "runs" / name / "tables"
-    if not (tables / "spark_properties.parquet").exists():
-        pytest.fail(f"missing recorded fixture {tables / 'spark_properties.parquet'}", pytrace=False)
-    return {table: pd.read_parquet(tables / f"{table}.parquet") if (tables / f"{table}.parquet").exists()
-            else pd.DataFrame() for table in TABLE_NAMES}
-
-
-@pytest.fixture(scope="module")
-def bench():
-    return recorded("default-bench-quiet")
-
-
-@pytest.fixture(scope="module")
-def emu():
-    return recorded("emu-terasort")
 
 
 def findings(tables):

@@ -11,20 +11,10 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import findings_of, fired_on, recorded_tables
+from conftest import findings_of, fired_on
 
 PROBE = "terasort-spark"          # the default bench's first measured TeraSort on Spark
 SORT_STAGE = "app 1 runJob at SparkHadoopWriter.scala:83 #1"
-
-
-@pytest.fixture(scope="module")
-def bench() -> dict:
-    return recorded_tables("default-bench-quiet")
-
-
-@pytest.fixture(scope="module")
-def emu() -> dict:
-    return recorded_tables("emu-terasort")
 
 
 def of(findings: pd.DataFrame, rule: str) -> list[dict]:

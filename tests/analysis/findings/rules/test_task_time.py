@@ -1,7 +1,7 @@
 """Time within and around Spark's tasks (analysis/findings/rules/task_time.py, docs/findings.md): `shuffle-wait`,
 `unattributed-time`, `idle-cores` and `driver-time` on the recorded default bench (tests/fixtures/runs/
 default-bench-quiet: TeraSort on Spark on two placements, TPC-H, K-means, GATK4, tiny, on a 2-core host), the
-emulated cluster's TeraSort (emu-terasort: 12 of 13 tasks on worker3, an executor lost) and the placement matrix
+emu cluster's TeraSort (emu-terasort: 12 of 13 tasks on worker3, an executor lost) and the placement matrix
 (terasort-matrix: no CPU samples of the host).
 
 No recording makes `shuffle-wait` fire (at most 9.9 % of a stage's task time on the shuffle): its test changes one
@@ -13,33 +13,11 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import FIXTURES, findings_of, fired_on
+from conftest import findings_of, fired_on
 
 PROBE_A, PROBE_B = "terasort-spark", "terasort-spark-hdfs_ssd-local_hdd"
 PROBE_RUNS = {PROBE_A, "terasort-spark-r2", "terasort-spark-r3", PROBE_B, PROBE_B + "-r2", PROBE_B + "-r3"}
 WRITE_STAGE = "runJob at SparkHadoopWriter.scala:83"
-
-
-def recorded_tables(name: str) -> dict:
-    """The tables of the recorded run tests/fixtures/runs/<name> as the rules read them (a table newer than the
-    recording is empty); a missing recording fails, naming it."""
-    from analysis.tables import TABLE_NAMES
-
-    folder = FIXTURES / "runs" / name / "tables"
-    if not (folder / "spark_tasks.parquet").exists():
-        pytest.fail(f"missing recorded fixture {folder}", pytrace=False)
-    return {table: pd.read_parquet(folder / f"{table}.parquet") if (folder / f"{table}.parquet").exists()
-            else pd.DataFrame() for table in TABLE_NAMES}
-
-
-@pytest.fixture(scope="module")
-def bench() -> dict:
-    return recorded_tables("default-bench-quiet")
-
-
-@pytest.fixture(scope="module")
-def emulated() -> dict:
-    return recorded_tables("emu-terasort")
 
 
 def of(findings: pd.DataFrame, rule: str) -> pd.DataFrame:
@@ -104,8 +82,8 @@ def test_unattributed_time_with_cpu_to_spare_and_iowait_is_io_wait(bench):
     assert write["recommendation"].startswith("placement local = ssd (from hdd)")
 
 
-def test_unattributed_time_on_the_emulated_cluster_names_the_worker_that_ran_the_tasks(emulated):
-    found = of(findings_of(emulated), "unattributed-time")
+def test_unattributed_time_on_the_emulated_cluster_names_the_worker_that_ran_the_tasks(emu):
+    found = of(findings_of(emu), "unattributed-time")
     assert set(found["host"]) == {"worker3"}
     write = found[found["subject"].str.startswith(f"app 1 {WRITE_STAGE}")].iloc[0]
     assert "worker3's CPU was 91 % busy" in write["evidence"] and write["key"].endswith("host=worker3")
@@ -119,7 +97,7 @@ def test_unattributed_time_quiet_where_the_cpu_explains_the_tasks(bench):
     assert fired_on(findings_of(dict(bench, spark_tasks=tasks)), "unattributed-time") == set()
 
 
-def test_idle_cores_fires_on_gatk4_and_the_lost_executor_not_on_the_probe(bench, emulated):
+def test_idle_cores_fires_on_gatk4_and_the_lost_executor_not_on_the_probe(bench, emu):
     found = of(findings_of(bench), "idle-cores")
     assert set(found["workload_id"]) == {"gatk4"} and len(found) == 3          # TeraSort: 76-80 % of its cores used
     mark = found[found["subject"] == "app 1 MarkDuplicatesSpark"].iloc[0]
@@ -131,7 +109,7 @@ def test_idle_cores_fires_on_gatk4_and_the_lost_executor_not_on_the_probe(bench,
     # its stages ran one task each: the critical path is all of the task time, twice perfect parallelism
     assert mark["numbers"]["critical_path_s"] == pytest.approx(mark["numbers"]["task_s"])
     assert mark["recommendation"].startswith("spark.sql.shuffle.partitions = spark.default.parallelism = 4")
-    lost = of(findings_of(emulated), "idle-cores").iloc[0]
+    lost = of(findings_of(emu), "idle-cores").iloc[0]
     assert lost["level"] == "severe" and 10 < lost["numbers"]["core_use_pct"] <= 20
     assert lost["recommendation"].startswith("spark.executor.instances = 1")
 
