@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import traceback
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -202,3 +203,13 @@ def device_numbers(name: str) -> tuple[int, int]:
 
 def write_json(path: Path, data: object) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def hadoop_site_property(ctx: Context, site: str, name: str) -> str | None:
+    """A property of the cluster's Hadoop configuration ($SPILLWAY_ROOT/etc/hadoop/<site>), None where unset."""
+    path = ctx.root / "etc" / "hadoop" / site
+    if path.exists():
+        for prop in ET.parse(path).getroot().iter("property"):
+            if prop.findtext("name") == name and prop.findtext("value"):
+                return prop.findtext("value").strip()
+    return None
