@@ -40,6 +40,7 @@ SIZE_CAPS = {
     "mr-history": 2 * GiB,         # one .jhist
     "gluster-profile": 256 * MiB,  # profile-<volume>.xml
     "pfs-client": 64 * MiB,        # client-<backend>.start/.stop
+    "namenode-ops": 4 * MiB,       # namenode.start/.stop (the collector keeps at most 4 MiB of the JMX answer)
     "node-budget": 1 * MiB,        # node-budget.start/.stop
     "prometheus": 2 * GiB,         # raw/prometheus/<workload-id>.json
     "note": 1 * MiB,               # collector-error.txt, collector-notes.txt, nothing-here.txt

@@ -8,8 +8,8 @@ workload run, then the source's entries in order.
 """
 from __future__ import annotations
 
-from . import (blocktrace, diskstats, eventlog_source, fio, fio_extents, gluster_profile, iostat, jhist, node_budget,
-               pfs_client, prometheus, workload_results)
+from . import (blocktrace, diskstats, eventlog_source, fio, fio_extents, gluster_profile, iostat, jhist, namenode_ops,
+               node_budget, pfs_client, prometheus, workload_results)
 from .source import Each, First, Source, Whole, Window, missing, none_if_nothing_here, none_unless_error
 
 _BRICK = ("volume", "brick_host", "brick_path")
@@ -47,6 +47,9 @@ SOURCES = (
            {"gluster_fops": (*_BRICK, "fop"), "gluster_bricks": _BRICK, "gluster_block_sizes": _BRICK}),
     Source("pfs-client", Window("client-*.start", none_if_nothing_here, missing, what="client-<backend>.start"),
            pfs_client.window_deltas, {"pfs_client": ("backend", "fstype", "mount", "counter", "unit")}),
+    # the NameNode's operation counters over the window (the controller's collector; a note where HDFS is down)
+    Source("namenode-ops", Window("namenode.start", missing, missing, what="namenode.start"), namenode_ops.window_deltas,
+           {"namenode_ops": ("bean", "counter", "unit")}),
     Source("node-budget", Window("node-budget.start", none_if_nothing_here, missing), node_budget.node_budget_table,
            {"node_budget": ()}),
     # one archive per workload run of the whole cluster, its series carrying their node; its columns are the

@@ -172,6 +172,18 @@ def test_the_mapreduce_job_history_was_copied_over_webhdfs(bench):
     assert not list((run_dir / "raw/localhost/mr-history/terasort-mapreduce").glob("collector-error.txt"))
 
 
+def test_the_namenode_counted_each_workloads_files_over_its_jmx(bench):
+    # collectors/namenode-ops snapshots the NameNode's counters at the window's start and stop (no client JVM): the
+    # TeraSort on Spark created its input and output files and committed its output by renaming it into place
+    _, run_dir = bench
+    ops = table(run_dir, "namenode_ops")
+    activity = ops[(ops.workload_id == "terasort-spark") & (ops.bean == "NameNodeActivity")]
+    moved = dict(zip(activity.counter, activity.delta))
+    assert moved.get("FilesCreated", 0) >= 4 and moved.get("FilesRenamed", 0) >= 1, moved
+    assert (activity.window_s > 0).all()
+    assert not list((run_dir / "raw/localhost/namenode-ops/terasort-spark").glob("collector-error.txt"))
+
+
 def test_hdd_sweep_streams_sequential_reads_and_stays_seek_bound_on_random_ones(bench):
     """The hdd backend is the drive model (issue 21): the sweep's 64 KiB sequential reads at 100 MB/s or more while
     its 4 KiB random reads stay seek-bound, tens to a few hundred IOPS (16 queued and reordered over the sweep's

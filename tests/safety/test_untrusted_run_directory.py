@@ -306,6 +306,7 @@ OVER_CAP = {
                         "refused"),
     "pfs-client": ("raw/vm/pfs-client/over/client-scratch.stop", "vm/pfs-client/over/client-scratch.stop", "refused"),
     "node-budget": ("raw/vm/node-budget/over/node-budget.stop", "vm/node-budget/over/node-budget.stop", "refused"),
+    "namenode-ops": ("raw/vm/namenode-ops/over/namenode.stop", "vm/namenode-ops/over/namenode.stop", "refused"),
     "prometheus": ("raw/prometheus/over.json", "raw/prometheus/over.json", "refused"),
     "manifest": ("manifest.json", "manifest.json", "refused"),
     "manifest (storage.json)": ("raw/vm/storage.json", "vm/storage.json", "refused"),

@@ -302,16 +302,42 @@ def driver_time(inputs: Inputs, limits: dict) -> Iterable[Finding]:
         if driver_s < limits["driver_min_s"] or not share >= limits["driver_share_min_pct"]:
             continue
         largest = max(parts, key=parts.get)
+        namenode, namenode_said = _namenode_operations(inputs, a["workload_id"])
         yield Finding("driver-time", a["workload_id"], a["place"],
                       f"{a['place']}: {number(driver_s, 's', 1)} ({number(share, '%', 0)} of its "
                       f"{number(after_startup_s, 's', 1)} after its executors registered) with no stage running: "
                       + ", ".join(f"{number(s, 's', 1)} {p}" for p, s in parts.items())
-                      + f" ({a['stages']} stages; start-up before that {number(a['startup_s'], 's', 1)})",
+                      + f" ({a['stages']} stages; start-up before that {number(a['startup_s'], 's', 1)})"
+                      + namenode_said,
                       {"driver_share_pct": share, "driver_s": driver_s, "before_first_stage_s": a["before_s"],
                        "between_stages_s": a["between_s"], "after_last_stage_s": a["after_s"],
-                       "startup_s": a["startup_s"], "wall_s": a["wall_s"]},
+                       "startup_s": a["startup_s"], "wall_s": a["wall_s"], **namenode},
                       place=(("application", a["place"]),),
                       recommendation=DRIVER_REMEDIES[largest] + f" ({number(parts[largest], 's', 1)} {largest})")
+
+
+# What the NameNode did that the driver waits on (namenode-ops collector: NameNodeActivity's counters), in words
+NAMENODE_OPERATIONS = {"FilesCreated": "files created", "FilesRenamed": "renamed", "FilesDeleted": "deleted",
+                       "GetListingOps": "directory listings", "FileInfoOps": "file-info lookups",
+                       "GetBlockLocations": "block-location lookups"}
+
+
+def _namenode_operations(inputs: Inputs, workload_id: str) -> tuple[dict, str]:
+    """The NameNode's operations in the workload run's window (values `namenode_<counter>`, and the words the
+    evidence ends with); none where the run has no namenode-ops snapshot of it."""
+    ops = inputs.table("namenode_ops")
+    if ops.empty or "workload_id" not in ops:
+        return {}, ""
+    mine = ops[(ops["workload_id"] == workload_id) & (ops["bean"] == "NameNodeActivity")]
+    if mine.empty:
+        return {}, ""
+    moved = dict(zip(mine["counter"], mine["delta"]))
+    counts = {counter: float(moved.get(counter, 0.0)) for counter in NAMENODE_OPERATIONS}
+    window_s = float(mine["window_s"].iloc[0])
+    said = ", ".join(f"{count:,.0f} {NAMENODE_OPERATIONS[c]}" for c, count in counts.items())
+    return ({f"namenode_{c}": count for c, count in counts.items()} | {"namenode_window_s": window_s},
+            f"; the NameNode in the workload run's {number(window_s, 's', 0)} (its prepare and validate included): "
+            f"{said}")
 
 
 # What shortens the driver's largest part: listing the input and planning before the first stage, the driver's work

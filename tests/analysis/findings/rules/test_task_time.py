@@ -13,7 +13,7 @@ import json
 import pandas as pd
 import pytest
 
-from conftest import findings_of, fired_on
+from conftest import findings_of, fired_on, recorded_tables
 
 PROBE_A, PROBE_B = "terasort-spark", "terasort-spark-hdfs_ssd-local_hdd"
 PROBE_RUNS = {PROBE_A, "terasort-spark-r2", "terasort-spark-r3", PROBE_B, PROBE_B + "-r2", PROBE_B + "-r3"}
@@ -130,6 +130,20 @@ def test_driver_time_fires_on_tpch_between_its_queries_not_on_terasort(bench):
     assert tpch["wall_s"] - tpch["startup_s"] - tpch["driver_s"] == pytest.approx(covered / 1e3)
     assert found.iloc[0]["recommendation"].startswith("spark.scheduler.mode = FAIR")
     assert not fired_on(found, "driver-time") & PROBE_RUNS
+
+
+def test_driver_time_quotes_what_the_namenode_did_in_the_workloads_window_where_it_was_collected(bench):
+    recorded = recorded_tables("tpch-namenode")      # the first bench with the namenode-ops collector
+    tpch = of(findings_of(recorded), "driver-time")
+    assert set(tpch["workload_id"]) == {"tpch"}
+    numbers, evidence = tpch.iloc[0]["numbers"], tpch.iloc[0]["evidence"]
+    ops = recorded["namenode_ops"]
+    counted = ops[(ops.workload_id == "tpch") & (ops.bean == "NameNodeActivity")].set_index("counter")["delta"]
+    for counter in ("FilesCreated", "FilesRenamed", "GetListingOps", "FileInfoOps", "GetBlockLocations"):
+        assert numbers[f"namenode_{counter}"] == counted[counter], counter
+    assert f"{counted['FilesRenamed']:,.0f} renamed" in evidence and "block-location lookups" in evidence
+    # a run without the collector (the quiet default bench) says nothing of the NameNode
+    assert "NameNode" not in of(findings_of(bench), "driver-time").iloc[0]["evidence"]
 
 
 def test_unattributed_time_without_cpu_samples_is_sparklens_reading_unconfirmed(matrix_tables):
