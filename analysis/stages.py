@@ -45,3 +45,25 @@ def with_identity(rows: pd.DataFrame) -> pd.DataFrame:
     ranked = rows.sort_values(IDENTITY_ORDER + ["stage_id"], kind="stable")
     ordinal = ranked.groupby(["app", "job_group", "name", "num_tasks"], dropna=False).cumcount()
     return rows.assign(ordinal=ordinal.reindex(rows.index).astype(int))
+
+
+# Columns a stage's attempts add up to, where the stages table has them.
+SUMMED_COLUMNS = ["duration_s", "input_bytes", "output_bytes", "shuffle_read_bytes", "shuffle_write_bytes",
+                  "memory_spilled_bytes", "disk_spilled_bytes", "executor_run_time_s", "executor_cpu_time_s",
+                  "failed_tasks"]
+
+
+def stage_summary(stages: pd.DataFrame) -> pd.DataFrame:
+    """One row per stage of each workload run, its attempts summed (SUMMED_COLUMNS; `attempts`; `sql`: a Spark SQL
+    stage), with its application's order (`app`), its identity (`ordinal`, with_identity) and `place`, the stage as
+    a finding or a page names it: `app 1 sortByKey at TeraSortSpark.java:115 #1` (never a stage or application id)."""
+    if stages.empty:
+        return pd.DataFrame()
+    stages = stages.assign(sql=stages["sql_execution_id"].notna() if "sql_execution_id" in stages else False)
+    rows = with_application_order(stages).groupby(["workload_id", "app_id", "app", "stage_id", "name"],
+                                                  dropna=False).agg(
+        num_tasks=("num_tasks", "max"), job_group=("job_group", "first"), submitted_ms=("submission_time_ms", "min"),
+        attempts=("attempt", "nunique"), sql=("sql", "any"),
+        **{column: (column, "sum") for column in SUMMED_COLUMNS if column in stages}).reset_index()
+    rows = pd.concat([with_identity(run) for _, run in rows.groupby("workload_id")], ignore_index=True)
+    return rows.assign(place=[f"app {a} {n} #{o + 1}" for a, n, o in zip(rows["app"], rows["name"], rows["ordinal"])])

@@ -12,7 +12,7 @@ import pandas as pd
 from ... import access_patterns, devices, metrics
 from ...formatting import count, exact_size, format_bytes, number, rate
 from ...models.iomodel.bandwidths import Bandwidths
-from ...stages import with_application_order, with_identity
+from ...stages import stage_summary
 from ..engine import Finding, Inputs, rule
 
 # The block size at which "what the device gives" is read from the run's fio sweep: the sweep's largest (1 MiB),
@@ -90,20 +90,15 @@ def task_throughput(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     per_task = speed.groupby(keys).agg(median_bps=("speed", "median"), slowest_bps=("speed", "min"),
                                        tasks=("speed", "size"), run_s=("executor_run_time_s", "sum"),
                                        cpu_s=("executor_cpu_time_s", "sum")).reset_index()
-    for workload_id, run_stages in with_application_order(stages).groupby("workload_id"):
+    summary = stage_summary(stages).drop(columns=["executor_run_time_s", "executor_cpu_time_s"], errors="ignore")
+    for workload_id, run_stages in summary.groupby("workload_id"):
         backend = hdfs_of.get(workload_id)
         if backend is None or pd.isna(backend):
             continue
         device_bps, source = _capacity(bandwidths, inputs.profile(backend), "read", False, LARGE_BLOCK_BYTES)
         if not math.isfinite(device_bps):
             continue
-        summed = run_stages.groupby(["workload_id", "app", "app_id", "stage_id", "name"], dropna=False).agg(
-            duration_s=("duration_s", "sum"), num_tasks=("num_tasks", "max"), job_group=("job_group", "first"),
-            submitted_ms=("submission_time_ms", "min"), input_bytes=("input_bytes", "sum"),
-            output_bytes=("output_bytes", "sum"), shuffle_read_bytes=("shuffle_read_bytes", "sum"),
-            shuffle_write_bytes=("shuffle_write_bytes", "sum")).reset_index()
-        named = with_identity(summed).merge(per_task, on=keys)
-        for s in named.to_dict("records"):
+        for s in run_stages.merge(per_task, on=keys).to_dict("records"):
             if s["input_bytes"] < limits["input_min_bytes"] or s["duration_s"] < limits["stage_min_s"]:
                 continue
             share = 100 * s["median_bps"] / device_bps
@@ -139,7 +134,7 @@ def _throughput_finding(inputs: Inputs, bandwidths: Bandwidths, s: dict, backend
                     "slowest_share_pct": 100 * s["slowest_bps"] / device_bps, "stage_s": float(s["duration_s"]),
                     "stage_share_pct": inputs.stage_share_pct(s["workload_id"], s["duration_s"]),
                     "input_bytes": float(s["input_bytes"]), "cpu_share_pct": cpu_pct, "tasks_device_feeds": feeds},
-                   place=(("stage", f"app {s['app']} {s['name']} #{int(s['ordinal']) + 1}"), ("hdfs", backend)),
+                   place=(("stage", s["place"]), ("hdfs", backend)),
                    recommendation=recommendation)
 
 

@@ -9,29 +9,21 @@ from typing import Iterable
 import pandas as pd
 
 from ...formatting import count, format_bytes, number
-from ...stages import with_application_order, with_identity
+from ...stages import stage_summary
 from ..engine import Finding, Inputs, rule
 
 BYTE_KINDS = {"input": "input_bytes", "shuffle read": "shuffle_read_bytes", "shuffle write": "shuffle_write_bytes",
               "spill": "disk_spilled_bytes"}
-SUMMED = ["input_bytes", "output_bytes", "shuffle_read_bytes", "shuffle_write_bytes", "disk_spilled_bytes",
-          "memory_spilled_bytes", "failed_tasks"]
 
 
 def stage_rows(inputs: Inputs) -> pd.DataFrame:
     """One row per stage of the measured workload runs (its attempts summed), with `stage`: its name and rank as a
     finding's place names it (analysis/stages.py identity: never a stage or application id), `attempts`, `sql`
     (a Spark SQL stage) and the executor cores its application had (`cores`)."""
-    stages = inputs.workload_ids(inputs.table("stages"))
-    if stages.empty:
-        return pd.DataFrame()
-    stages = stages.assign(sql=stages["sql_execution_id"].notna() if "sql_execution_id" in stages else False)
-    rows = with_application_order(stages).groupby(["workload_id", "app_id", "app", "stage_id", "name"], dropna=False).agg(
-        num_tasks=("num_tasks", "max"), job_group=("job_group", "first"), submitted_ms=("submission_time_ms", "min"),
-        duration_s=("duration_s", "sum"), attempts=("attempt", "nunique"), sql=("sql", "any"),
-        **{column: (column, "sum") for column in SUMMED if column in stages}).reset_index()
-    rows = pd.concat([with_identity(run) for _, run in rows.groupby("workload_id")], ignore_index=True)
-    rows["stage"] = [f"app {a} {n} #{o + 1}" for a, n, o in zip(rows["app"], rows["name"], rows["ordinal"])]
+    rows = stage_summary(inputs.workload_ids(inputs.table("stages")))
+    if rows.empty:
+        return rows
+    rows = rows.rename(columns={"place": "stage"})
     cores = executor_cores(inputs)
     rows["cores"] = [cores.get((w, a), 0) for w, a in zip(rows["workload_id"], rows["app_id"])]
     return rows

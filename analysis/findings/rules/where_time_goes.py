@@ -13,7 +13,7 @@ import pandas as pd
 from ... import devices, metrics
 from ...formatting import format_bytes, number, rate
 from ...models.iomodel.bandwidths import Bandwidths
-from ...stages import with_application_order, with_identity
+from ...stages import stage_summary
 from ..engine import Finding, Inputs, rule
 
 
@@ -43,16 +43,10 @@ def page_cache(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 @rule("cpu-bound", needs=(("stages", "executor_cpu_time_s"),))
 def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    stages = inputs.workload_ids(inputs.table("stages"))
-    if stages.empty:
+    per_stage = stage_summary(inputs.workload_ids(inputs.table("stages"))).rename(
+        columns={"executor_cpu_time_s": "cpu_s", "executor_run_time_s": "run_s"})
+    if per_stage.empty:
         return
-    per_stage = with_application_order(stages).groupby(["workload_id", "app", "stage_id", "name"], dropna=False).agg(
-        duration_s=("duration_s", "sum"), cpu_s=("executor_cpu_time_s", "sum"), run_s=("executor_run_time_s", "sum"),
-        num_tasks=("num_tasks", "max"), job_group=("job_group", "first"), submitted_ms=("submission_time_ms", "min"),
-        input_bytes=("input_bytes", "sum"), output_bytes=("output_bytes", "sum"),
-        shuffle_read_bytes=("shuffle_read_bytes", "sum"), shuffle_write_bytes=("shuffle_write_bytes", "sum"),
-    ).reset_index()
-    per_stage = pd.concat([with_identity(run) for _, run in per_stage.groupby("workload_id")], ignore_index=True)
     runs = inputs.table("workloads")
     workload_of = dict(zip(runs["workload_id"], runs["workload"])) if "workload" in runs else {}
     per_stage["workload"] = per_stage["workload_id"].map(lambda w: workload_of.get(w, w))
@@ -74,7 +68,7 @@ def cpu_bound(inputs: Inputs, limits: dict) -> Iterable[Finding]:
                       {"cpu_share_min_pct": float(same["cpu_pct"].min()), "configurations": len(same),
                        "stage_s": float(long["duration_s"].median()),
                        "stage_share_pct": float(long["share_pct"].median())},
-                      place=(("stage", f"app {first['app']} {first['name']} #{int(first['ordinal']) + 1}"),),
+                      place=(("stage", first["place"]),),
                       workload_key=str(first["workload"]))
 
 
