@@ -13,6 +13,7 @@ from analysis.findings.engine import COLUMNS
 from analysis.findings.rules import RULES
 from analysis.report_page import write_report
 from analysis.tables import TABLE_NAMES
+from conftest import findings_of, recorded_tables
 
 MATRIX = Path(__file__).resolve().parents[3] / "fixtures" / "runs" / "terasort-matrix"
 
@@ -27,8 +28,6 @@ def test_every_rule_is_documented_with_its_threshold():
 
 
 def test_the_rules_judge_workloads_not_the_fio_sweeps_own_requests():
-    from conftest import findings_of, recorded_tables
-
     tables = recorded_tables("default-bench-quiet")
     # the sweep's device samples and requests are recorded (its block trace left out of the fixture, not its iostat)
     assert (tables["iostat"]["workload_id"] == "fio-sweep").any()
