@@ -1,13 +1,17 @@
 """The namenode-ops collector's snapshots of the NameNode's operation counters (`namenode.start` / `namenode.stop`,
 JSON: `epoch`, `address`, `beans`), and their difference over the workload's window: one row per bean and counter.
 
-The beans are Hadoop's `NameNodeActivity` (cumulative counts since the NameNode started: `CreateFileOps`,
-`FilesCreated`, `FilesRenamed`, `GetListingOps`, `FileInfoOps`, `DeleteFileOps`, `AddBlockOps`, ...) and
-`RpcDetailedActivityForPort<port>` (per RPC method: `<Method>NumOps`, cumulative calls, and `<Method>AvgTime`, ms, the
-mean over the metrics system's last interval). A count's window figure is stop minus start; a mean time does not
-difference into a window, so its row keeps the stop's value and `delta` is empty. Hadoop's metrics list
-(hadoop-project-dist/hadoop-common/Metrics.html) documents both. A counter that is 0 in both snapshots is left out
-(the RPC bean lists every method of the protocol, most never called): a counter without a row did not move.
+The beans are Hadoop's `NameNodeActivity` and `RpcDetailedActivityForPort<port>` (Hadoop's metrics list,
+hadoop-project-dist/hadoop-common/Metrics.html). Their attributes are of three kinds, told apart by name:
+- **counts** since the NameNode started (`CreateFileOps`, `FilesCreated`, `FilesRenamed`, `GetListingOps`,
+  `FileInfoOps`, `GetBlockLocations`, every `<Method>NumOps`, ...): the window's figure is stop minus start, and a
+  count that went down means the NameNode restarted inside the window, which is refused rather than guessed;
+- **mean times** (`<Method>AvgTime`, ms, the mean over the metrics system's last interval) and
+- **gauges** (`BlockOpsQueued`, `DeleteBlocksQueued`, `PendingDeleteBlocksCount`, `PendingEditsCount`,
+  `SafeModeTime`, `FsImageLoadTime`, ...: a level, not a total; the blocks queued for deletion fall as they go):
+  neither differences into a window, so their rows keep the stop's value and `delta` is empty.
+An attribute that is 0 in both snapshots is left out (the RPC bean lists every method of the protocol, most never
+called): a count without a row did not move.
 """
 from __future__ import annotations
 
@@ -21,6 +25,20 @@ from .. import safeio
 COLUMNS = ["bean", "counter", "unit", "start", "stop", "delta", "window_s"]
 # A counter whose name ends so is a mean (ms) of the last metrics interval, not a count.
 MEAN_SUFFIX = "AvgTime"
+# Counts: NameNodeMetrics' operation counters (`...Ops`, `Files...`, the RPC methods' `...NumOps`) and the counters
+# named otherwise; every other attribute is a gauge.
+COUNT_SUFFIX, COUNT_PREFIX = "Ops", "Files"
+COUNTS = frozenset({"GetBlockLocations", "SuccessfulReReplications", "NumTimesReReplicationNotScheduled",
+                    "TimeoutReReplications", "TransactionsBatchedInSync"})
+
+
+def kind(counter: str) -> str:
+    """`count`, `mean` (ms) or `gauge`, by the attribute's name (module docstring)."""
+    if counter.endswith(MEAN_SUFFIX):
+        return "mean"
+    if counter.endswith(COUNT_SUFFIX) or counter.startswith(COUNT_PREFIX) or counter in COUNTS:
+        return "count"
+    return "gauge"
 
 
 def _beans(path: Path, text: bytes) -> tuple[float, dict[str, dict[str, float]]]:
@@ -41,22 +59,25 @@ def _beans(path: Path, text: bytes) -> tuple[float, dict[str, dict[str, float]]]
     return float(epoch), beans
 
 
+UNITS = {"count": "operations", "mean": "ms", "gauge": "value"}
+
+
 def window_deltas(start: Path, stop: Path) -> pd.DataFrame:
-    """The window's counters (stop minus start; a mean time as the stop took it), with the window's length."""
+    """The window's counts (stop minus start; a mean time or a gauge as the stop took it), with its length."""
     # Both read before either is parsed: a stop the read rules refuse is recorded as refused, whatever the start holds.
     texts = [safeio.read_bytes(path, "namenode-ops") for path in (start, stop)]
     (epoch0, before), (epoch1, after) = _beans(start, texts[0]), _beans(stop, texts[1])
     rows = []
     for bean, counters in sorted(after.items()):
         for counter, value in sorted(counters.items()):
-            mean = counter.endswith(MEAN_SUFFIX)
             was = before.get(bean, {}).get(counter, math.nan)
             if value == 0 and was in (0, 0.0):
                 continue
-            delta = math.nan if mean else value - was
-            if not mean and delta < 0:
+            counted = kind(counter)
+            delta = value - was if counted == "count" else math.nan
+            if delta < 0:
                 raise ValueError(f"{bean}.{counter} went down between start and stop ({was:g} to {value:g}): the "
                                  "NameNode restarted inside the window")
-            rows.append({"bean": bean, "counter": counter, "unit": "ms" if mean else "operations", "start": was,
+            rows.append({"bean": bean, "counter": counter, "unit": UNITS[counted], "start": was,
                          "stop": value, "delta": delta, "window_s": epoch1 - epoch0})
     return pd.DataFrame(rows, columns=COLUMNS)

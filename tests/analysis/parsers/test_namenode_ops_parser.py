@@ -55,6 +55,21 @@ def test_a_mean_time_keeps_the_stops_value_and_a_counter_that_never_moved_has_no
     assert (table[table.unit == "operations"].delta >= 0).all()
 
 
+def test_a_gauge_that_fell_in_the_window_is_kept_as_the_stop_took_it_not_taken_for_a_restart():
+    # recorded in make test's default bench: the blocks queued for deletion went from 2 to 1 during the TeraSort
+    folder = RECORDED / "terasort-spark-gauge-fell"
+    start, stop = snapshots("terasort-spark-gauge-fell")
+    activity = {b["name"].rsplit("name=", 1)[-1]: b for b in start["beans"]}["NameNodeActivity"]
+    assert activity["DeleteBlocksQueued"] > {b["name"].rsplit("name=", 1)[-1]: b for b in stop["beans"]}[
+        "NameNodeActivity"]["DeleteBlocksQueued"]
+    table = window_deltas(folder / "namenode.start", folder / "namenode.stop").set_index(["bean", "counter"])
+    queued = table.loc[("NameNodeActivity", "DeleteBlocksQueued")]
+    assert queued["unit"] == "value" and math.isnan(queued["delta"]) and queued["stop"] < queued["start"]
+    created = table.loc[("NameNodeActivity", "FilesCreated")]
+    assert created["unit"] == "operations" and created["delta"] == by_hand("terasort-spark-gauge-fell",
+                                                                            "NameNodeActivity", "FilesCreated") > 0
+
+
 def test_a_counter_that_went_down_is_refused_as_a_restart(tmp_path):
     start, stop = snapshots("terasort-spark")
     (tmp_path / "namenode.start").write_text(json.dumps(stop))     # the later snapshot first: counters went down
