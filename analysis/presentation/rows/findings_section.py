@@ -20,7 +20,8 @@ def finding_groups(statuses: list[dict], table: pd.DataFrame, shown: int = 3) ->
         if "level" in mine:   # the most severe first, within the rule too
             mine = mine.assign(rank=mine["level"].map(LEVELS.index)).sort_values("rank", ascending=False, kind="stable")
         lines = [{"where": f"{r['workload_id']}" + (f" · {r['run']}" if r.get("run") else ""), "evidence": r["evidence"],
-                  "level": r.get("level", ""), "recommendation": r.get("recommendation") or ""} for r in mine.to_dict("records")]
+                  "level": r.get("level", ""), "recommendation": r.get("recommendation") or "",
+                  "key": r.get("key") or ""} for r in mine.to_dict("records")]
         top = max((LEVELS.index(line["level"]) for line in lines if line["level"] in LEVELS), default=1)
         groups.append({"rule": status["rule"], "title": status["title"], "action": status["action"],
                        "level": LEVELS[top], "lines": lines[:shown], "more": lines[shown:]})

@@ -42,6 +42,15 @@ def test_the_section_counts_levels_and_puts_the_most_severe_rule_first():
     assert section["counts"] == [("critical", 1), ("moderate", 1), ("low", 1)]
 
 
+def test_the_section_shows_each_findings_key_under_its_rule():
+    statuses = [{"rule": "spill", "title": "Spill", "action": "a", "status": "fired",
+                 "thresholds": BY_ID["spill"].thresholds}]
+    table = pd.DataFrame({"rule": ["spill"], "level": ["low"], "workload_id": ["w"], "evidence": ["e"],
+                          "key": ["spill | terasort @ hdfs=hdd local=ssd | stage=app 1 s #1"]})
+    section = finding_groups(statuses, table)
+    assert section["groups"][0]["lines"][0]["key"] == "spill | terasort @ hdfs=hdd local=ssd | stage=app 1 s #1"
+
+
 def test_the_thresholds_of_the_rules_that_fired_are_listed_with_their_units_as_judged():
     spill = dict(BY_ID["spill"].thresholds, spill_share_min_pct=40.0)      # as a thresholds file set it
     statuses = [{"rule": "spill", "title": "t", "action": "a", "status": "fired", "thresholds": spill},

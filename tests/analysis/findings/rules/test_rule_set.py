@@ -61,4 +61,5 @@ def test_report_opens_with_the_findings_and_writes_them_for_machines(tmp_path):
     table = pd.read_parquet(run / "tables" / "findings.parquet")
     assert list(table.columns) == COLUMNS
     assert len(table) == len(document["findings"]) == sum(r["findings"] for r in document["rules"]) > 0
+    assert all(f"<code>{key}</code>" in section for key in table["key"])        # each finding's key, on the page
     assert {r["rule"] for r in document["rules"] if r["status"] == "fired"} == set(table["rule"])
