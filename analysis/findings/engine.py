@@ -20,6 +20,7 @@ import pandas as pd
 import yaml
 
 from .. import devices, metrics, statistics
+from ..models.iomodel.bandwidths import Bandwidths
 
 FIRED, QUIET, NO_DATA = "fired", "did not fire", "no data"
 # Dr. Elephant's five severities; a finding is at least low (it fired), its rule's cut-points grade it higher
@@ -87,6 +88,7 @@ class Inputs:
     tables: dict[str, pd.DataFrame]
     noise: statistics.Noise | None = None
     _stage_totals: dict | None = field(default=None, repr=False)
+    _bandwidths: Bandwidths | None = field(default=None, repr=False)
 
     def table(self, name: str) -> pd.DataFrame:
         return self.tables.get(name, pd.DataFrame())
@@ -99,6 +101,15 @@ class Inputs:
             return frame
         measured = metrics.workload_runs(listed)
         return frame[frame["workload_id"].isin(measured["workload_id"])]
+
+    def bandwidths(self) -> Bandwidths:
+        """What each backend's device can do by pattern and request size: the run's fio sweep, else its storage
+        profile's caps (models.iomodel.bandwidths); built once for every rule that weighs a rate against it."""
+        if self._bandwidths is None:
+            self._bandwidths = Bandwidths()
+            self._bandwidths.add_fio(self.table("fio"), devices.backend_profiles(self.table("devices")),
+                                     "the run's fio sweep")
+        return self._bandwidths
 
     def workload_io(self) -> pd.DataFrame:
         """What each workload run's applications and the backends' devices moved (metrics.workload_io_summary)."""

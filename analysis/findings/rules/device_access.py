@@ -9,7 +9,7 @@ import math
 
 import pandas as pd
 
-from ... import access_patterns, devices, metrics
+from ... import access_patterns, metrics
 from ...formatting import count, exact_size, format_bytes, number, rate
 from ...models.iomodel.bandwidths import Bandwidths
 from ...stages import stage_summary
@@ -20,12 +20,6 @@ from ..engine import Finding, Inputs, rule
 LARGE_BLOCK_BYTES = 1 << 20
 FIO_PATTERN = {("read", True): "randread", ("write", True): "randwrite", ("read", False): "read",
                ("write", False): "write"}
-
-
-def _bandwidths(inputs: Inputs) -> Bandwidths:
-    bandwidths = Bandwidths()
-    bandwidths.add_fio(inputs.table("fio"), devices.backend_profiles(inputs.table("devices")), "the run's fio sweep")
-    return bandwidths
 
 
 def _capacity(bandwidths: Bandwidths, profile: str, op: str, random: bool, size: float) -> tuple[float, str]:
@@ -83,7 +77,7 @@ def task_throughput(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     if stages.empty or tasks.empty or "placement_hdfs" not in runs:
         return
     hdfs_of = dict(zip(runs["workload_id"], runs["placement_hdfs"]))
-    bandwidths = _bandwidths(inputs)
+    bandwidths = inputs.bandwidths()
     keys = ["workload_id", "app_id", "stage_id"]
     reading = tasks[(tasks["input_bytes"] > 0) & (tasks["executor_run_time_s"] > 0)]
     speed = reading.assign(speed=reading["input_bytes"] / reading["executor_run_time_s"])
@@ -144,7 +138,7 @@ def _throughput_finding(inputs: Inputs, bandwidths: Bandwidths, s: dict, backend
 def small_requests(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     sizes = metrics.on_backend_devices(access_patterns.access_sizes(inputs.workload_ids(inputs.table("block_requests"))),
                                        inputs.backend_devices())
-    bandwidths, rotational = _bandwidths(inputs), inputs.rotational()
+    bandwidths, rotational = inputs.bandwidths(), inputs.rotational()
     small_max = limits["small_max_bytes"]
     for (workload_id, host, device, backend, op), per_size in sizes.groupby(
             ["workload_id", "host", "device", "backend", "op"]):
@@ -180,7 +174,7 @@ def random_access(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     requests = inputs.workload_ids(inputs.table("block_requests"))
     shares = metrics.on_backend_devices(access_patterns.sequential_share(requests), inputs.backend_devices())
     sizes = access_patterns.access_sizes(requests).groupby(["workload_id", "host", "device", "op"])
-    bandwidths, rotational = _bandwidths(inputs), inputs.rotational()
+    bandwidths, rotational = inputs.bandwidths(), inputs.rotational()
     for r in shares[shares["op"] != "all"].to_dict("records"):
         decided = r["sequential"] + r["random"]
         share = 100 - r["sequential_pct"] if decided else 0.0
@@ -225,7 +219,7 @@ def read_write_mix(inputs: Inputs, limits: dict) -> Iterable[Finding]:
     indexed = io.set_index("workload_id")
     app_written = sum((indexed[c].fillna(0) for path in APPLICATION_WRITE_PATHS
                        for c in metrics.PATH_COLUMNS[path] if c in indexed), pd.Series(0.0, index=indexed.index))
-    bandwidths = _bandwidths(inputs)
+    bandwidths = inputs.bandwidths()
     for workload_id, on_devices in inputs.measured_on_backend_devices("disk_totals").groupby("workload_id"):
         read, written = float(on_devices["read_bytes"].sum()), float(on_devices["write_bytes"].sum())
         moved = read + written

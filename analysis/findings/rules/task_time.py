@@ -9,7 +9,7 @@ from typing import Iterable
 import pandas as pd
 
 from ...formatting import number
-from ...stages import IDENTITY_ORDER, with_application_order, with_identity
+from ...stages import stage_summary, with_application_order
 from ..engine import Finding, Inputs, rule
 
 # The storage profiles from slowest to fastest: where a rule suggests moving a path, it names the fastest backend of
@@ -38,20 +38,9 @@ def _stage_tasks(inputs: Inputs, by_host: bool = False) -> pd.DataFrame:
                                     end_ms=("finish_time_ms", "max"), longest_s=("executor_run_time_s", "max"))
     per_stage = sums.join(spans).reset_index()
     per_stage["stage_s"] = (per_stage["end_ms"] - per_stage["start_ms"]) / 1e3
-    return per_stage.merge(_stage_places(stages), on=["workload_id", "app_id", "stage_id"], how="inner")
-
-
-def _stage_places(stages: pd.DataFrame) -> pd.DataFrame:
-    """workload_id, app_id, stage_id -> `app` (its order), `name`, `place` (`app 1 <name> #1`) and the stage's bytes."""
-    ordered = with_application_order(stages).assign(submitted_ms=stages["submission_time_ms"])
-    summed = ordered.groupby(["workload_id", "app_id", "app", "stage_id", "name"], dropna=False).agg(
-        num_tasks=("num_tasks", "max"), job_group=("job_group", "first"),
-        **{c: (c, "min" if c == "submitted_ms" else "sum") for c in IDENTITY_ORDER}).reset_index()
-    identified = pd.concat([with_identity(run) for _, run in summed.groupby("workload_id")], ignore_index=True)
-    identified["place"] = [f"app {a} {n} #{o + 1}" for a, n, o in
-                           zip(identified["app"], identified["name"], identified["ordinal"])]
-    return identified[["workload_id", "app_id", "stage_id", "app", "name", "place", "input_bytes",
-                       "shuffle_read_bytes", "shuffle_write_bytes"]]
+    places = stage_summary(stages)[["workload_id", "app_id", "stage_id", "app", "name", "place", "input_bytes",
+                                    "shuffle_read_bytes", "shuffle_write_bytes"]]
+    return per_stage.merge(places, on=["workload_id", "app_id", "stage_id"], how="inner")
 
 
 def _faster_backend(inputs: Inputs, workload_id: str, path: str) -> tuple[str, str] | None:

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ... import devices, metrics
+from ... import metrics
 from ...formatting import format_bytes, number, rate
 from ...models.iomodel.bandwidths import Bandwidths
 from ...stages import stage_summary
@@ -99,8 +99,7 @@ def device_saturated(inputs: Inputs, limits: dict) -> Iterable[Finding]:
 
 @rule("device-underused", needs=(("iostat", "read_bytes_per_s"), ("devices", "device")))
 def device_underused(inputs: Inputs, limits: dict) -> Iterable[Finding]:
-    bandwidths = Bandwidths()
-    bandwidths.add_fio(inputs.table("fio"), devices.backend_profiles(inputs.table("devices")), "the run's fio sweep")
+    bandwidths = inputs.bandwidths()
     iostat = inputs.measured_on_backend_devices("iostat")
     for (workload_id, host, device, backend), samples in iostat.groupby(["workload_id", "host", "device", "backend"]):
         profile = inputs.profile(backend)
